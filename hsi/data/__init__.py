@@ -1,0 +1,41 @@
+"""Patch datasets, caches, collate, samplers and the Lightning DataModule.
+
+``HSIDataModule`` turns a scene into leakage-free train/val/test patch loaders;
+``HSIPatchDataset`` cuts ``(C, P, P)`` windows a batch at a time; ``collate_patches``
+stacks, pads or crops them; ``ClassBalancedSampler`` is a DDP-aware balanced sampler.
+"""
+
+from __future__ import annotations
+
+from hsi.data.augment import PatchAugment
+from hsi.data.cache import CacheEntry, PatchCache
+from hsi.data.collate import collate_patches, fit_spatial
+from hsi.data.datamodule import HSIDataModule
+from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, PatchBatch, gather_index_batch
+from hsi.data.loader import HSIDataLoader
+from hsi.data.patches import extract_patches, gather_windows, pad_cube, window_view
+from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler
+from hsi.data.scene_source import LoadedSource, SourceSpec, load_source
+
+__all__ = [
+    "CacheEntry",
+    "ClassBalancedSampler",
+    "EpochShuffleSampler",
+    "HSIDataLoader",
+    "HSIDataModule",
+    "HSIIndexDataset",
+    "HSIPatchDataset",
+    "LoadedSource",
+    "PatchAugment",
+    "PatchBatch",
+    "PatchCache",
+    "SourceSpec",
+    "collate_patches",
+    "extract_patches",
+    "fit_spatial",
+    "gather_index_batch",
+    "gather_windows",
+    "load_source",
+    "pad_cube",
+    "window_view",
+]

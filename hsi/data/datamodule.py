@@ -1,0 +1,559 @@
+"""``HSIDataModule``: scene -> split -> train-fitted preprocessing -> cached patches -> loaders.
+
+Flow (``prepare_data`` once per node, ``setup`` on every process):
+
+1. the source (synthetic scene, registry scene or files; :mod:`hsi.data.scene_source`)
+   gives a cube and labels;
+2. the split (``block_split`` by default, buffer ``patch_size // 2``) is made from the
+   labels, and the preprocessing pipeline (``make_pipeline``) is fitted on the TRAIN
+   pixels only — or both are taken from a checkpoint (``load_state_dict``), never refitted;
+3. the transformed cube is padded (HWC) and stored with per-split centre coordinates
+   and 0-based labels (``cache="cube"``), plus ``N x C x P x P`` arrays per split with
+   ``cache="patches"``, in a verified cache keyed by all of the above
+   (:mod:`hsi.data.cache`), or kept in memory when ``cache_dir`` is None (no files);
+4. ``setup`` opens that cache (building it if ``prepare_data`` did not) and makes the
+   datasets; the split, pipeline, class names and palette are read back from it.
+
+Batches: ``(patches (B, C, P, P) float32, labels (B,) int64)`` from train/val/test,
+``(patches, labels, coords (B, 2) int64)`` from predict. Labels are 0-based; -1 marks an
+unlabeled pixel (``predict_on="all"``).
+
+Epoch seeding: augmentation randomness is ``f(seed, epoch, sample index)``; the epoch is
+the train sampler's epoch (set by Lightning each epoch, or by
+``loader.set_epoch(epoch)`` in a plain loop) and is copied into the dataset when the
+epoch's iterator is created (:class:`hsi.data.HSIDataLoader`), so batches are identical
+for any ``num_workers``.
+
+DDP: the default train sampler is a seeded ``RandomSampler`` subclass, which Lightning
+replaces by its ``DistributedSampler`` (``use_distributed_sampler=True``): disjoint
+shards (at most ``world_size - 1`` indices repeated to even them), reshuffled per epoch,
+shuffle seed from ``seed_everything``. With ``balanced_sampling=True`` the sampler is our
+:class:`~hsi.data.samplers.ClassBalancedSampler`, a ``DistributedSampler`` subclass sized
+from the trainer's world size/rank, which Lightning leaves in place.
+
+Device-resident gathering (``gather_on_device=True``): loaders yield index batches
+(centres, labels, augmentation parameters); ``on_after_batch_transfer`` cuts the windows
+from a copy of the padded cube on the batch's device and augments them there — the same
+batches as the host path.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+from typing import Any
+
+import lightning.pytorch as pl
+import numpy as np
+import torch
+
+from hsi.data.augment import PatchAugment
+from hsi.data.cache import CACHE_FORMAT, ArraySpec, CacheEntry, PatchCache, canonical_json, materialize
+from hsi.data.collate import collate_patches
+from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, gather_index_batch
+from hsi.data.loader import HSIDataLoader
+from hsi.data.patches import PADDING_MODES, check_patch_size, gather_windows, pad_cube
+from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
+from hsi.data.scene_source import LoadedSource, SourceSpec, load_source
+
+__all__ = ["HSIDataModule"]
+
+logger = logging.getLogger("hsi.data")
+
+_SPLITS = ("train", "val", "test")
+_STATE_FORMAT = "hsi.data.HSIDataModule"
+_STATE_VERSION = 1
+
+
+def _sha(obj: Any) -> str:
+    return hashlib.sha256(canonical_json(obj).encode()).hexdigest()
+
+
+class HSIDataModule(pl.LightningDataModule):
+    """Patches of a hyperspectral scene for Lightning (or any training loop).
+
+    Parameters
+    ----------
+    scene : registry name ("synthetic", "indian_pines", ...); ignored when ``cube_path`` is set.
+    root : folder of the scene's files (registry scenes).
+    cube_path, labels_path, cube_key, labels_key : a cube and label-map file instead of a scene.
+    scene_options : extra keyword arguments of the scene loader, e.g. ``{"height": 48,
+        "width": 48, "bands": 20, "seed": 1}`` for the synthetic scene or ``{"purity": 0.8}``.
+    scaling : "minmax" | "standardize" | None — fitted on training pixels only.
+    pca : number of components (int) or variance fraction (float), or None.
+    remove_bands : band indices removed before scaling.
+    split : "block" (spatial blocks with a buffer; default) | "random" (per pixel; leaks) |
+        "fixed" (``labels_path``/scene labels = train map, ``test_labels_path`` = test map).
+    test_labels_path : test map for ``split="fixed"``.
+    block_size, buffer, fractions, split_seed : split parameters; ``buffer=None`` means
+        ``patch_size // 2`` (no labeled val/test pixel inside any training patch).
+        For ``split="fixed"``, ``fractions[1]`` is the share of training pixels moved to val.
+    patch_size : odd window size ``P``.
+    padding : border padding of the cube ("reflect", "symmetric", "edge", "zeros", "wrap").
+    batch_size, num_workers, pin_memory, persistent_workers : DataLoader settings.
+    cache_dir : folder of the ``.npy`` caches; None keeps everything in memory (no files;
+        every process then computes the split, preprocessing and padding itself).
+    cache : "cube" (padded cube + coordinates; windows are zero-copy views), "patches"
+        (also ``N x C x P x P`` arrays for train/val/test, for slow random-access storage;
+        "labeled"/"all" predict sets still use the cube) or "memory" (no files even with
+        a ``cache_dir``).
+    augment : random flips and quarter turns on the training set.
+    gather_on_device : cut windows on the training device (see module docstring).
+    balanced_sampling : class-balanced, distributed-aware training sampler.
+    predict_on : pixels of ``predict_dataloader``: "test" | "labeled" | "all".
+    seed : seed of shuffling and augmentation.
+    channels_last : memory format of the patch tensors. Shapes are always ``(B, C, P, P)``;
+        True (default) lays the memory out ``(B, P, P, C)`` (``torch.channels_last``), what
+        the HWC gather writes at memory speed; False returns C-contiguous tensors (one
+        transposition more). Models should use ``reshape``/``flatten``, not ``view``.
+    """
+
+    def __init__(
+        self,
+        scene: str | None = "synthetic",
+        root: str | None = None,
+        cube_path: str | None = None,
+        labels_path: str | None = None,
+        cube_key: str | None = None,
+        labels_key: str | None = None,
+        scene_options: dict[str, Any] | None = None,
+        scaling: str | None = "minmax",
+        pca: int | float | None = None,
+        remove_bands: list[int] | None = None,
+        split: str = "block",
+        test_labels_path: str | None = None,
+        block_size: int = 16,
+        buffer: int | None = None,
+        fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
+        split_seed: int = 0,
+        patch_size: int = 11,
+        padding: str = "reflect",
+        batch_size: int = 64,
+        num_workers: int = 0,
+        pin_memory: bool = False,
+        persistent_workers: bool = False,
+        cache_dir: str | None = None,
+        cache: str = "cube",
+        augment: bool = True,
+        gather_on_device: bool = False,
+        balanced_sampling: bool = False,
+        predict_on: str = "test",
+        seed: int = 0,
+        channels_last: bool = True,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        check_patch_size(patch_size)
+        if padding not in PADDING_MODES:
+            raise ValueError(f"padding must be one of {PADDING_MODES}, got {padding!r}")
+        if split not in ("block", "random", "fixed"):
+            raise ValueError(f"split must be 'block', 'random' or 'fixed', got {split!r}")
+        if split == "fixed" and test_labels_path is None:
+            raise ValueError("split='fixed' needs test_labels_path= (the test ground-truth map)")
+        if cache not in ("cube", "patches", "memory"):
+            raise ValueError(f"cache must be 'cube', 'patches' or 'memory', got {cache!r}")
+        if predict_on not in ("test", "labeled", "all"):
+            raise ValueError(f"predict_on must be 'test', 'labeled' or 'all', got {predict_on!r}")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if len(fractions) != 3:
+            raise ValueError(f"fractions must be (train, val, test), got {fractions!r}")
+        self.source = SourceSpec(
+            scene=scene,
+            root=root,
+            cube_path=cube_path,
+            labels_path=labels_path,
+            cube_key=cube_key,
+            labels_key=labels_key,
+            scene_options=dict(scene_options or {}),
+            test_labels_path=test_labels_path,
+        )
+        self._override: dict[str, Any] | None = None  # split/pipeline from load_state_dict
+        self._entry: CacheEntry | None = None
+        self._datasets: dict[str, HSIPatchDataset] = {}
+        self._stages: set[str] = set()
+        self._device_cubes: dict[str, torch.Tensor] = {}
+        self._split_obj = None
+        self._pipeline_obj = None
+
+    # ================================================================== description
+    @property
+    def patch_size(self) -> int:
+        return int(self._override["patch_size"]) if self._override else int(self.hparams.patch_size)
+
+    @property
+    def padding(self) -> str:
+        return str(self._override["padding"]) if self._override else str(self.hparams.padding)
+
+    @property
+    def buffer(self) -> int:
+        b = self.hparams.buffer
+        return self.patch_size // 2 if b is None else int(b)
+
+    def _description(self, identity: dict[str, Any]) -> dict[str, Any]:
+        from hsi import __version__
+
+        h = self.hparams
+        ov = self._override
+        return {
+            "cache_format": CACHE_FORMAT,
+            "hsi_version": __version__,
+            "source": identity,
+            "preprocess": {
+                "scaling": h.scaling,
+                "pca": h.pca,
+                "remove_bands": None if h.remove_bands is None else [int(b) for b in h.remove_bands],
+                "state_sha256": _sha(ov["pipeline"]) if ov else None,
+            },
+            "split": {
+                "method": h.split,
+                "block_size": int(h.block_size),
+                "buffer": self.buffer,
+                "fractions": [float(f) for f in h.fractions],
+                "seed": int(h.split_seed),
+                "state_sha256": _sha(ov["split"]) if ov else None,
+            },
+            "patch_size": self.patch_size,
+            "padding": self.padding,
+            "dtype": "float32",
+            "layout": "HWC",
+            "strategy": "patches" if h.cache == "patches" else "cube",
+        }
+
+    # ================================================================== building
+    def _make_split(self, src: LoadedSource):
+        from hsi.preprocess import Split, block_split, fixed_split, random_split
+
+        if self._override:
+            split = Split.from_state(self._override["split"])
+            if split.shape != src.labels.shape:
+                raise ValueError(
+                    f"the split in the loaded state is {split.shape}, the scene {src.name!r} is {src.labels.shape}"
+                )
+            if split.params.get("method") in ("block", "random") and not split.matches(src.labels):
+                raise ValueError(
+                    f"the split in the loaded state was made from a different label map than scene {src.name!r} "
+                    "(labels_sha256 differs); load the checkpoint with the scene it was trained on"
+                )
+            return split
+        h = self.hparams
+        if h.split == "block":
+            return block_split(src.labels, block_size=h.block_size, fractions=tuple(h.fractions), buffer=self.buffer,
+                               seed=h.split_seed)
+        if h.split == "random":
+            return random_split(src.labels, fractions=tuple(h.fractions), seed=h.split_seed)
+        return fixed_split(src.labels, src.test_labels, val_fraction=float(h.fractions[1]), seed=h.split_seed)
+
+    def _make_pipeline(self, src: LoadedSource, split):
+        from hsi.preprocess import Pipeline, make_pipeline
+
+        if self._override:
+            return Pipeline.from_state(self._override["pipeline"])
+        h = self.hparams
+        pipe = make_pipeline(scaling=h.scaling, pca=h.pca, remove_bands=h.remove_bands)
+        return pipe.fit(src.cube, split.train, wavelengths=src.wavelengths)
+
+    def _builder(self, src: LoadedSource):
+        def build() -> tuple[dict[str, np.ndarray | ArraySpec], dict[str, Any]]:
+            split = self._make_split(src)
+            pipeline = self._make_pipeline(src, split)
+            x = np.asarray(pipeline.transform(src.cube), dtype=np.float32)
+            p = self.patch_size
+            padded = pad_cube(x, p, self.padding)
+            del x
+            labels = src.labels
+            masks = {"train": split.train, "val": split.val, "test": split.test, "labeled": labels > 0,
+                     "all": np.ones(labels.shape, dtype=bool)}
+            arrays: dict[str, np.ndarray | ArraySpec] = {"cube": padded, "label_map": labels.astype(np.int64)}
+            for name, mask in masks.items():
+                coords = np.argwhere(mask).astype(np.int64)  # row-major order
+                arrays[f"{name}_coords"] = coords
+                arrays[f"{name}_labels"] = labels[coords[:, 0], coords[:, 1]].astype(np.int64) - 1
+                if self.hparams.cache == "patches" and name in _SPLITS:
+                    arrays[f"{name}_patches"] = ArraySpec(  # N x C x P x P, stored (N, P, P, C)
+                        (coords.shape[0], p, p, padded.shape[2]), "<f4", functools.partial(_fill_patches, padded, coords, p)
+                    )
+            state = {
+                "split": split.to_state(),
+                "pipeline": pipeline.to_state(),
+                "scene": {
+                    "name": src.name,
+                    "class_names": list(src.class_names),
+                    "palette": np.asarray(src.palette).astype(int).tolist(),
+                    "label_values": [int(v) for v in src.label_values],
+                    "wavelengths": None if src.wavelengths is None else np.asarray(src.wavelengths).tolist(),
+                    "num_bands_in": int(src.cube.shape[2]),
+                },
+            }
+            return arrays, state
+
+        return build
+
+    def _resolve(self) -> CacheEntry:
+        """Open (or build) the cache for the current arguments; in memory if ``cache_dir`` is None."""
+        identity = self.source.identity()
+        src = None
+        if identity is None:  # registry scenes: files known only after loading
+            src = load_source(self.source)
+            identity = src.identity
+        description = self._description(identity)
+        if self.in_memory:
+            src = src or load_source(self.source)
+            arrays, state = self._builder(src)()
+            return CacheEntry({k: materialize(v) for k, v in arrays.items()}, json_roundtrip(state), None, True,
+                              {"description": description})
+        cache = PatchCache(self.hparams.cache_dir, description, prefix=self.source.name)
+
+        def build():
+            return self._builder(src or load_source(self.source))()
+
+        return cache.open_or_build(build)
+
+    @property
+    def in_memory(self) -> bool:
+        """True when nothing is written to disk (``cache_dir=None`` or ``cache="memory"``)."""
+        return self.hparams.cache_dir is None or self.hparams.cache == "memory"
+
+    def _ensure_entry(self) -> CacheEntry:
+        if self._entry is None:
+            self._entry = self._resolve()
+            self._split_obj = self._pipeline_obj = None
+            self._device_cubes.clear()
+        return self._entry
+
+    # ================================================================== Lightning hooks
+    def prepare_data(self) -> None:
+        """Load/generate the scene and build the cache (one process); sets no state."""
+        if not self.in_memory:
+            self._resolve()
+
+    def setup(self, stage: str | None = None) -> None:
+        """Open the cache (building it if needed) and create the datasets for ``stage``."""
+        self._ensure_entry()
+        stages = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",), "predict": ("predict",)}
+        names = stages.get(stage, ("train", "val", "test", "predict")) if stage else ("train", "val", "test", "predict")
+        self._stages.add(stage or "all")
+        for name in names:
+            self._datasets[name] = self._make_dataset(name)
+
+    def _make_dataset(self, name: str) -> HSIPatchDataset:
+        entry = self._ensure_entry()
+        key = self.hparams.predict_on if name == "predict" else name
+        coords, labels = entry.arrays[f"{key}_coords"], entry.arrays[f"{key}_labels"]
+        augment = PatchAugment() if (name == "train" and self.hparams.augment) else None
+        common = {"augment": augment, "seed": int(self.hparams.seed), "channels_last": bool(self.hparams.channels_last)}
+        if self.hparams.gather_on_device:
+            return HSIIndexDataset(coords, labels, self.patch_size, cube=entry.arrays["cube"], **common)
+        if f"{key}_patches" in entry.arrays:
+            return HSIPatchDataset(coords, labels, self.patch_size, patches=entry.arrays[f"{key}_patches"],
+                                   patches_layout="NPPC", **common)
+        return HSIPatchDataset(coords, labels, self.patch_size, cube=entry.arrays["cube"], **common)
+
+    def _dataset(self, name: str) -> HSIPatchDataset:
+        if name not in self._datasets:
+            self._datasets[name] = self._make_dataset(name)
+        return self._datasets[name]
+
+    @property
+    def train_dataset(self) -> HSIPatchDataset:
+        return self._dataset("train")
+
+    @property
+    def val_dataset(self) -> HSIPatchDataset:
+        return self._dataset("val")
+
+    @property
+    def test_dataset(self) -> HSIPatchDataset:
+        return self._dataset("test")
+
+    @property
+    def predict_dataset(self) -> HSIPatchDataset:
+        return self._dataset("predict")
+
+    def _loader(self, ds: HSIPatchDataset, sampler: Any = None, with_coords: bool = False) -> HSIDataLoader:
+        h = self.hparams
+        return HSIDataLoader(
+            ds,
+            batch_size=int(h.batch_size),
+            sampler=sampler,
+            num_workers=int(h.num_workers),
+            pin_memory=bool(h.pin_memory),
+            persistent_workers=bool(h.persistent_workers) and int(h.num_workers) > 0,
+            collate_fn=functools.partial(collate_patches, with_coords=with_coords),
+        )
+
+    def train_dataloader(self) -> HSIDataLoader:
+        ds = self.train_dataset
+        if self.hparams.balanced_sampling:
+            num_replicas, rank = distributed_context(self.trainer)
+            sampler = ClassBalancedSampler(ds.labels, num_replicas=num_replicas, rank=rank, seed=int(self.hparams.seed))
+        else:
+            sampler = EpochShuffleSampler(ds, seed=int(self.hparams.seed))
+        return self._loader(ds, sampler)
+
+    def val_dataloader(self) -> HSIDataLoader:
+        return self._loader(self.val_dataset)
+
+    def test_dataloader(self) -> HSIDataLoader:
+        return self._loader(self.test_dataset)
+
+    def predict_dataloader(self) -> HSIDataLoader:
+        return self._loader(self.predict_dataset, with_coords=True)
+
+    # ================================================================== device path
+    def device_cube(self, device: torch.device | str) -> torch.Tensor:
+        """The padded HWC cube as a tensor on ``device`` (copied there once)."""
+        device = torch.device(device)
+        key = str(device)
+        if key not in self._device_cubes:
+            cube = np.array(self._ensure_entry().load("cube"), dtype=np.float32)  # writable copy
+            self._device_cubes[key] = torch.from_numpy(cube).to(device)
+        return self._device_cubes[key]
+
+    def on_after_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
+        """Device-resident path: turn an index batch into ``(patches, labels[, coords])`` on its device."""
+        if isinstance(batch, dict) and "coords" in batch and "index" in batch:
+            cube = self.device_cube(batch["coords"].device)
+            patches, labels = gather_index_batch(batch, cube, self.patch_size, bool(self.hparams.channels_last))
+            if "with_coords" in batch:
+                return patches, labels, batch["coords"]
+            return patches, labels
+        return batch
+
+    # ================================================================== properties
+    @property
+    def _scene_state(self) -> dict[str, Any]:
+        return self._ensure_entry().state["scene"]
+
+    @property
+    def scene_name(self) -> str:
+        return str(self._scene_state["name"])
+
+    @property
+    def class_names(self) -> list[str]:
+        return list(self._scene_state["class_names"])
+
+    @property
+    def num_classes(self) -> int:
+        return len(self._scene_state["class_names"])
+
+    @property
+    def palette(self) -> np.ndarray:
+        """(K + 1, 3) uint8; row 0 = unlabeled."""
+        return np.asarray(self._scene_state["palette"], dtype=np.uint8)
+
+    @property
+    def label_values(self) -> list[int]:
+        """Original label ids of classes 1..K in the source."""
+        return list(self._scene_state["label_values"])
+
+    @property
+    def wavelengths(self) -> np.ndarray | None:
+        wl = self._scene_state.get("wavelengths")
+        return None if wl is None else np.asarray(wl, dtype=np.float64)
+
+    @property
+    def num_bands(self) -> int:
+        """Bands after preprocessing (the model's input channels)."""
+        return int(self._ensure_entry().load("cube").shape[2])
+
+    @property
+    def labels(self) -> np.ndarray:
+        """(H, W) int64 scene labels: 0 unlabeled, classes 1..K."""
+        return np.asarray(self._ensure_entry().load("label_map", mmap=False))
+
+    @property
+    def image_shape(self) -> tuple[int, int]:
+        shape = self._ensure_entry().load("label_map").shape
+        return int(shape[0]), int(shape[1])
+
+    @property
+    def split(self):  # -> hsi.preprocess.Split
+        if self._split_obj is None:
+            from hsi.preprocess import Split
+
+            self._split_obj = Split.from_state(self._ensure_entry().state["split"])
+        return self._split_obj
+
+    @property
+    def pipeline(self):  # -> hsi.preprocess.Pipeline
+        if self._pipeline_obj is None:
+            from hsi.preprocess import Pipeline
+
+            self._pipeline_obj = Pipeline.from_state(self._ensure_entry().state["pipeline"])
+        return self._pipeline_obj
+
+    @property
+    def cache_path(self):
+        """The cache folder in use (None in memory)."""
+        return self._ensure_entry().path
+
+    # ================================================================== checkpoint state
+    def state_dict(self) -> dict[str, Any]:
+        """JSON-only state: fitted pipeline, split, class names, palette, patch size, label mapping."""
+        entry = self._ensure_entry()
+        scene = entry.state["scene"]
+        return {
+            "format": _STATE_FORMAT,
+            "format_version": _STATE_VERSION,
+            "scene_name": scene["name"],
+            "class_names": list(scene["class_names"]),
+            "palette": scene["palette"],
+            "label_values": list(scene["label_values"]),
+            "wavelengths": scene.get("wavelengths"),
+            "num_bands_in": int(scene["num_bands_in"]),
+            "num_bands": self.num_bands,
+            "num_classes": len(scene["class_names"]),
+            "image_shape": list(self.image_shape),
+            "patch_size": self.patch_size,
+            "padding": self.padding,
+            "split": entry.state["split"],
+            "pipeline": entry.state["pipeline"],
+        }
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Reuse a checkpoint's split and fitted pipeline (no refitting) from now on."""
+        if not isinstance(state_dict, dict) or state_dict.get("format") != _STATE_FORMAT:
+            raise ValueError(
+                f"HSIDataModule.load_state_dict: expected a state with format {_STATE_FORMAT!r}, "
+                f"found {state_dict.get('format') if isinstance(state_dict, dict) else type(state_dict).__name__!r}"
+            )
+        if state_dict.get("format_version") != _STATE_VERSION:
+            raise ValueError(
+                f"HSIDataModule.load_state_dict: unsupported format_version {state_dict.get('format_version')!r}, "
+                f"this version reads {_STATE_VERSION}"
+            )
+        missing = [k for k in ("split", "pipeline", "patch_size", "padding", "class_names") if k not in state_dict]
+        if missing:
+            raise ValueError(f"HSIDataModule.load_state_dict: state lacks keys {missing}")
+        if int(state_dict["patch_size"]) != int(self.hparams.patch_size):
+            logger.warning("patch_size %s from the loaded state overrides the argument patch_size=%s",
+                           state_dict["patch_size"], self.hparams.patch_size)
+        self._override = json_roundtrip({k: state_dict[k] for k in ("split", "pipeline", "patch_size", "padding")})
+        expected_classes = list(state_dict["class_names"])
+        had = self._entry is not None
+        self._entry = None
+        self._datasets.clear()
+        if had:
+            self._ensure_entry()
+            for stage in sorted(self._stages):
+                self.setup(None if stage == "all" else stage)
+        if had and self.class_names != expected_classes:
+            raise ValueError(
+                f"HSIDataModule.load_state_dict: the checkpoint's classes {expected_classes} differ from the "
+                f"scene's {self.class_names}"
+            )
+
+
+def _fill_patches(padded: np.ndarray, coords: np.ndarray, patch_size: int, out: np.ndarray, chunk: int = 1024) -> None:
+    """Write the (N, P, P, C) patch array chunk by chunk (``out`` may be a memory map)."""
+    for start in range(0, coords.shape[0], chunk):
+        out[start : start + chunk] = gather_windows(padded, coords[start : start + chunk], patch_size).transpose(0, 2, 3, 1)
+
+
+def json_roundtrip(obj: Any) -> Any:
+    """The object as it reads back from JSON (tuples -> lists, numpy scalars rejected)."""
+    import json
+
+    return json.loads(json.dumps(obj))

@@ -1,0 +1,216 @@
+"""Turn DataModule-style arguments into a labeled cube and a stable source identity.
+
+Three kinds of source:
+
+- ``scene="synthetic"`` (default): :func:`hsi.scenes.make_synthetic_scene` with
+  ``scene_options``; identity = the generator parameters (no file);
+- ``scene=<registry name>``: :func:`hsi.scenes.load_scene` (``root``, ``scene_options``);
+  identity = name, root, options and the files the loaded cube came from;
+- ``cube_path`` + ``labels_path`` (+ keys): :func:`hsi.io.read_cube` /
+  :func:`hsi.io.read_labels`; label values are renumbered to ``1..K`` (originals kept in
+  ``label_values``); identity = path, size, mtime and SHA-256 of each file.
+
+The lead's inference code reuses :class:`SourceSpec` and :func:`load_source`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SourceSpec", "LoadedSource", "load_source", "file_identity"]
+
+_SHA_MEMO: dict[tuple[str, int, int], str] = {}
+
+
+def file_identity(path: str | Path) -> dict[str, Any]:
+    """``{path, size, mtime_ns, sha256}`` of a file (the hash is memoized per process)."""
+    p = Path(path).expanduser().resolve()
+    st = p.stat()
+    memo_key = (str(p), st.st_size, st.st_mtime_ns)
+    digest = _SHA_MEMO.get(memo_key)
+    if digest is None:
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        digest = _SHA_MEMO[memo_key] = h.hexdigest()
+    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
+
+
+def _files_of(obj: Any) -> list[str]:
+    """File paths mentioned in a meta dict (keys such as 'path', 'source', 'files')."""
+    out: list[str] = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if isinstance(v, (str, Path)) and k in ("path", "source", "file", "source_path", "labels_path", "header"):
+                if os.path.isfile(str(v)):
+                    out.append(str(v))
+            elif k in ("files", "paths") and isinstance(v, (list, tuple, dict)):
+                values = v.values() if isinstance(v, dict) else v
+                out += [str(x) for x in values if isinstance(x, (str, Path)) and os.path.isfile(str(x))]
+    return out
+
+
+@dataclass
+class LoadedSource:
+    """A loaded labeled cube.
+
+    Attributes
+    ----------
+    name : scene name (registry name, or the cube file's stem)
+    cube : (H, W, C) float32
+    wavelengths : (C,) float64 nm, or None
+    labels : (H, W) int64, 0 unlabeled, classes 1..K
+    class_names : K names
+    palette : (K + 1, 3) uint8
+    label_values : original ids of classes 1..K
+    test_labels : (H, W) int64 second map for ``split="fixed"`` (same numbering), or None
+    identity : JSON-able description of where it came from
+    """
+
+    name: str
+    cube: np.ndarray
+    wavelengths: np.ndarray | None
+    labels: np.ndarray
+    class_names: list[str]
+    palette: np.ndarray
+    label_values: list[int]
+    test_labels: np.ndarray | None
+    identity: dict[str, Any]
+
+
+@dataclass
+class SourceSpec:
+    """Where a scene comes from (the DataModule's source arguments)."""
+
+    scene: str | None = "synthetic"
+    root: str | None = None
+    cube_path: str | None = None
+    labels_path: str | None = None
+    cube_key: str | None = None
+    labels_key: str | None = None
+    scene_options: dict[str, Any] = field(default_factory=dict)
+    test_labels_path: str | None = None
+
+    def __post_init__(self) -> None:
+        self.scene_options = dict(self.scene_options or {})
+        if self.cube_path is not None and self.labels_path is None:
+            raise ValueError(f"cube_path={self.cube_path!r} needs labels_path= (the ground-truth map) as well")
+        if self.cube_path is None and self.scene is None:
+            raise ValueError("give either scene= (a registry name such as 'synthetic') or cube_path= and labels_path=")
+
+    @property
+    def kind(self) -> str:
+        if self.cube_path is not None:
+            return "files"
+        return "synthetic" if self.scene == "synthetic" else "registry"
+
+    @property
+    def name(self) -> str:
+        return Path(self.cube_path).stem if self.cube_path is not None else str(self.scene)
+
+    def identity(self) -> dict[str, Any] | None:
+        """The identity when it is known without loading (synthetic, files); else None."""
+        test = file_identity(self.test_labels_path) if self.test_labels_path else None
+        if self.kind == "synthetic":
+            return {"kind": "synthetic", "options": self.scene_options, "test_labels": test}
+        if self.kind == "files":
+            return {
+                "kind": "files",
+                "cube": file_identity(self.cube_path),
+                "cube_key": self.cube_key,
+                "labels": file_identity(self.labels_path),
+                "labels_key": self.labels_key,
+                "test_labels": test,
+            }
+        return None
+
+
+def _renumber(labels: np.ndarray, values: list[int]) -> np.ndarray:
+    lut = {v: i + 1 for i, v in enumerate(values)}
+    out = np.zeros(labels.shape, dtype=np.int64)
+    for v, k in lut.items():
+        out[labels == v] = k
+    return out
+
+
+def load_source(spec: SourceSpec) -> LoadedSource:
+    """Load the cube and labels described by ``spec``."""
+    test_raw = None
+    if spec.test_labels_path:
+        from hsi.io import read_labels
+
+        test_raw = read_labels(spec.test_labels_path, key=spec.labels_key)
+    if spec.kind == "files":
+        from hsi.io import read_cube, read_labels
+        from hsi.scenes.palette import make_palette
+
+        cube = read_cube(spec.cube_path, key=spec.cube_key)
+        raw = read_labels(spec.labels_path, key=spec.labels_key)
+        if raw.shape != cube.data.shape[:2]:
+            from hsi.errors import ShapeMismatchError
+
+            raise ShapeMismatchError(
+                f"labels_path={spec.labels_path!r} has shape {raw.shape}, the cube {spec.cube_path!r} is "
+                f"{cube.data.shape[:2]} (H x W)"
+            )
+        present = set(np.unique(raw[raw > 0]).tolist())
+        if test_raw is not None:
+            present |= set(np.unique(test_raw[test_raw > 0]).tolist())
+        values = sorted(int(v) for v in present)
+        return LoadedSource(
+            name=spec.name,
+            cube=np.ascontiguousarray(cube.data, dtype=np.float32),
+            wavelengths=cube.wavelengths,
+            labels=_renumber(raw, values),
+            class_names=[f"class_{v}" for v in values],
+            palette=make_palette(len(values)),
+            label_values=values,
+            test_labels=None if test_raw is None else _renumber(test_raw, values),
+            identity=spec.identity(),  # type: ignore[arg-type]
+        )
+    if spec.kind == "synthetic":
+        try:
+            from hsi.scenes import load_scene
+
+            scene = load_scene("synthetic", **spec.scene_options)
+        except ImportError:  # registry not importable: the generator itself
+            from hsi.scenes.synthetic import make_synthetic_scene
+
+            scene = make_synthetic_scene(**spec.scene_options)
+        identity = spec.identity()
+    else:
+        from hsi.scenes import load_scene
+
+        scene = load_scene(spec.scene, root=spec.root, **spec.scene_options)
+        files = sorted(set(_files_of(scene.cube.meta) + _files_of(scene.meta)))
+        identity = {
+            "kind": "registry",
+            "name": spec.scene,
+            "root": None if spec.root is None else str(Path(spec.root).expanduser().resolve()),
+            "options": spec.scene_options,
+            "files": [file_identity(f) for f in files],
+            "labels_sha256": hashlib.sha256(np.ascontiguousarray(scene.labels).tobytes()).hexdigest(),
+            "test_labels": file_identity(spec.test_labels_path) if spec.test_labels_path else None,
+        }
+    values = [int(v) for v in scene.meta.get("label_values", range(1, scene.num_classes + 1))]
+    test = None
+    if test_raw is not None:
+        test = _renumber(test_raw, values)
+    return LoadedSource(
+        name=scene.name,
+        cube=np.ascontiguousarray(scene.cube.data, dtype=np.float32),
+        wavelengths=scene.cube.wavelengths,
+        labels=np.asarray(scene.labels, dtype=np.int64),
+        class_names=list(scene.class_names),
+        palette=np.asarray(scene.palette, dtype=np.uint8),
+        label_values=values,
+        test_labels=test,
+        identity=identity,  # type: ignore[arg-type]
+    )

@@ -1,0 +1,66 @@
+"""The package's exception tree.
+
+Every leaf also derives from the builtin a caller would naturally catch
+(``FileNotFoundError``, ``ValueError``, ``RuntimeError``), so ``except ValueError``
+keeps working for code that does not know about ``hsi``. Messages name the file,
+key or argument, what was expected and what was found, and the fix when there is one.
+"""
+
+from __future__ import annotations
+
+
+class HSIError(Exception):
+    """Base class of every error raised on purpose by ``hsi``."""
+
+
+class DatasetNotFoundError(HSIError, FileNotFoundError):
+    """A scene's files are not where they were looked for (and could not be downloaded)."""
+
+
+class CubeFormatError(HSIError, ValueError):
+    """A file could not be read as a cube or label map: corrupt, truncated, wrong kind."""
+
+
+
+class VariableKeyError(CubeFormatError):
+    """A ``key=`` (MATLAB variable / HDF5 dataset) is missing, or discovery found none or several."""
+
+
+class LayoutError(CubeFormatError):
+    """The axis order of an array (``HWC`` / ``CHW`` / ...) is invalid or ambiguous."""
+
+
+class WavelengthError(CubeFormatError):
+    """Wavelengths are not strictly monotonic, do not match the band count, or have bad units."""
+
+
+class BandMismatchError(CubeFormatError):
+    """The band count differs from what was expected (``expected_bands=``, a fitted transform...)."""
+
+
+class ShapeMismatchError(HSIError, ValueError):
+    """Two arrays that must agree in shape do not (labels vs cube, mask vs cube...)."""
+
+
+class UnknownSceneError(HSIError, ValueError):
+    """A scene name that is not in the registry."""
+
+
+class IntegrityError(HSIError, ValueError):
+    """A downloaded or placed file does not have the expected checksum, size or shape."""
+
+
+class NotFittedError(HSIError, ValueError):
+    """A transformer was used before ``fit``."""
+
+
+class SplitError(HSIError, ValueError):
+    """Split arguments that cannot produce a valid train/val/test split."""
+
+
+class CacheError(HSIError, RuntimeError):
+    """A patch cache could not be built or verified."""
+
+
+class LeakageWarning(UserWarning):
+    """A split that lets information about test pixels reach training (e.g. a random pixel split)."""

@@ -1,0 +1,15 @@
+"""Readers for hyperspectral cubes and label maps, one contract for every format.
+
+``read_cube`` returns a :class:`Cube` (float32 H x W x C, ascending nm wavelengths, meta);
+``read_labels`` an (H, W) int64 map; ``open_cube`` a :class:`LazyCube` for windowed reads.
+Formats: MATLAB .mat v5 and v7.3, HDF5, ENVI (.hdr + binary), ERDAS LAN/GIS.
+"""
+
+from __future__ import annotations
+
+from hsi.io.cube import Cube, read_cube
+from hsi.io.inventory import list_arrays
+from hsi.io.labels import read_labels
+from hsi.io.lazy import LazyCube, open_cube
+
+__all__ = ["Cube", "LazyCube", "list_arrays", "open_cube", "read_cube", "read_labels"]

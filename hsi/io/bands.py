@@ -1,0 +1,97 @@
+"""Wavelength units and band order: everything that turns file wavelengths into ascending nm."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from hsi.errors import WavelengthError
+
+_TO_NM = {
+    "nm": 1.0, "nanometer": 1.0, "nanometers": 1.0, "nanometre": 1.0, "nanometres": 1.0,
+    "um": 1e3, "µm": 1e3, "micrometer": 1e3, "micrometers": 1e3, "micrometre": 1e3,
+    "micrometres": 1e3, "micron": 1e3, "microns": 1e3,
+    "mm": 1e6, "millimeter": 1e6, "millimeters": 1e6,
+    "m": 1e9, "meter": 1e9, "meters": 1e9,
+}
+_UNKNOWN = {"", "unknown", "none", "n/a"}
+
+#: Detector-overlap sorting (see :func:`band_order`) needs runs at least this long.
+MIN_RUN = 8
+MAX_RUNS = 8
+
+
+def to_nanometers(values, units: str | None, source: str) -> tuple[np.ndarray | None, str, float | None]:
+    """Convert wavelengths to float64 nm; returns ``(nm or None, how, multiplier)``.
+
+    Known ``units`` are converted; missing/"Unknown" units are guessed: values below 100 are
+    micrometres (nm values of optical sensors are > 300), others nanometres. Units that are
+    not a length ("Index", "Wavenumber", "GHz") give ``None`` with a warning.
+    """
+    arr = np.asarray(values, dtype=np.float64).ravel()
+    if arr.size and not np.all(np.isfinite(arr)):
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise WavelengthError(f"{source}: wavelength {bad} is not finite ({arr[bad]})")
+    key = (units or "").strip().lower()
+    if key in _TO_NM:
+        return arr * _TO_NM[key], f"units {units!r}", _TO_NM[key]
+    if key in _UNKNOWN:
+        if arr.size and np.nanmax(np.abs(arr)) < 100:
+            return arr * 1e3, "values < 100 taken as micrometres", 1e3
+        return arr, "values >= 100 taken as nanometres", 1.0
+    warnings.warn(f"{source}: wavelength units {units!r} are not a length; wavelengths ignored", stacklevel=3)
+    return None, f"units {units!r} not convertible", None
+
+
+def _first_break(wl: np.ndarray, ascending: bool) -> int:
+    diffs = np.diff(wl)
+    bad = diffs <= 0 if ascending else diffs >= 0
+    return int(np.flatnonzero(bad)[0]) + 1
+
+
+def _overlap_runs(wl: np.ndarray) -> list[tuple[int, int]] | None:
+    """Split into strictly ascending runs if they look like overlapping detectors."""
+    starts = [0] + [i + 1 for i in np.flatnonzero(np.diff(wl) <= 0)]
+    bounds = list(zip(starts, starts[1:] + [wl.size]))
+    if not 2 <= len(bounds) <= MAX_RUNS or any(stop - start < MIN_RUN for start, stop in bounds):
+        return None
+    for (prev_start, _), (start, _) in zip(bounds, bounds[1:]):
+        if wl[start] <= wl[prev_start]:
+            return None  # restarts below the previous detector: not an overlap
+    if np.unique(wl).size != wl.size:
+        return None
+    return bounds
+
+
+def band_order(wl: np.ndarray, source: str, mode: str = "auto") -> tuple[np.ndarray, str]:
+    """Indices that put the bands in ascending wavelength order, and what was done.
+
+    ``"ascending"``: nothing to do. ``"reversed"``: strictly descending, bands reversed.
+    ``"sorted"`` (``mode="auto"`` only): the wavelengths are a few strictly ascending runs of
+    at least ``MIN_RUN`` bands, each starting inside the previous run's range with no
+    duplicate value -- the detector overlap of AVIRIS (Jasper Ridge: 664 nm follows 676 nm)
+    -- and the bands are stably sorted. Anything else raises :class:`WavelengthError` naming
+    the first offending index. ``mode="strict"`` allows only monotonic wavelengths.
+    """
+    if mode not in ("auto", "strict"):
+        raise ValueError(f"band_order={mode!r}: expected 'auto' or 'strict'")
+    n = wl.size
+    idx = np.arange(n)
+    if n < 2 or np.all(np.diff(wl) > 0):
+        return idx, "ascending"
+    if np.all(np.diff(wl) < 0):
+        return idx[::-1].copy(), "reversed"
+    if mode == "auto" and _overlap_runs(wl) is not None:
+        return np.argsort(wl, kind="stable"), "sorted"
+    i = _first_break(wl, ascending=wl[1] > wl[0])
+    raise WavelengthError(
+        f"{source}: wavelengths are not strictly monotonic: index {i} ({wl[i]:g} nm) after "
+        f"index {i - 1} ({wl[i - 1]:g} nm); expected strictly ascending or descending values"
+    )
+
+
+def check_count(wl: np.ndarray, n_bands: int, source: str) -> None:
+    """Raise :class:`WavelengthError` when there are not exactly ``n_bands`` wavelengths."""
+    if wl.size != n_bands:
+        raise WavelengthError(f"{source}: {wl.size} wavelengths for {n_bands} bands; the counts must match")

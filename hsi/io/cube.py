@@ -1,0 +1,92 @@
+"""The :class:`Cube` container and :func:`read_cube`, the one entry point for every format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from hsi.io.lazy import open_cube
+
+
+@dataclass
+class Cube:
+    """A hyperspectral cube in memory.
+
+    Attributes
+    ----------
+    data : (H, W, C) float32, C-contiguous.
+    wavelengths : (C,) float64 band centres in nm, strictly ascending; None if unknown.
+    meta : what was read and done: ``source``, ``format``, ``key``, ``original_dtype``,
+        ``original_shape``, ``original_layout``, ``layout_reason``, ``reversed_bands``,
+        ``sorted_bands``, ``band_index`` (raw band of each output band, None if unchanged),
+        ``scale_factor``, ``ignore_value``, ``n_ignored``, ``bbl`` (output band order),
+        ``removed_bands`` (raw indices), ``wavelength_source``, ``wavelength_units``...
+    """
+
+    data: np.ndarray
+    wavelengths: np.ndarray | None = None
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return tuple(self.data.shape)  # type: ignore[return-value]
+
+    @property
+    def height(self) -> int:
+        return int(self.data.shape[0])
+
+    @property
+    def width(self) -> int:
+        return int(self.data.shape[1])
+
+    @property
+    def n_bands(self) -> int:
+        return int(self.data.shape[2])
+
+    def __repr__(self) -> str:
+        wl = "None" if self.wavelengths is None else f"{self.wavelengths[0]:.1f}-{self.wavelengths[-1]:.1f} nm"
+        return f"Cube(shape={self.shape}, wavelengths={wl}, source={self.meta.get('source')!r})"
+
+
+def read_cube(
+    path: str | Path,
+    key: str | None = None,
+    layout: str | None = None,
+    expected_bands: int | None = None,
+    *,
+    drop_bad_bands: bool = False,
+    scale: bool | float = True,
+    band_order: str = "auto",
+) -> Cube:
+    """Read a hyperspectral cube from .mat (v5, v7.3), .h5/.hdf5, ENVI (.hdr) or ERDAS .lan.
+
+    Parameters
+    ----------
+    path : the file; for ENVI either the header or the binary (``x.hdr`` or ``x.img.hdr``).
+    key : MATLAB variable / HDF5 dataset path; None = the only 3-D numeric array.
+    layout : axis order of the stored array ("HWC", "CHW", "WHC", ...); None = detect (see
+        :func:`hsi.io.layout.detect_layout`; MATLAB v7.3 arrays are first put back in
+        MATLAB's orientation). Always honored when given.
+    expected_bands : raise :class:`BandMismatchError` unless the cube has this many bands.
+    drop_bad_bands : drop the bands an ENVI ``bbl`` marks bad (kept, and listed in
+        ``meta['bbl']``, by default).
+    scale : True divides by the file's reflectance scale factor; False keeps raw values;
+        a number divides by that number instead.
+    band_order : "auto" reverses descending wavelengths and sorts AVIRIS-style detector
+        overlaps; "strict" accepts only monotonic wavelengths.
+
+    Returns
+    -------
+    Cube with ``data`` (H, W, C) float32 (integer data is converted before any arithmetic;
+    ENVI ``data ignore value`` becomes NaN, counted in ``meta['n_ignored']``).
+    """
+    lazy = open_cube(
+        path, key, layout, expected_bands=expected_bands, drop_bad_bands=drop_bad_bands,
+        scale=scale, band_order=band_order,
+    )
+    with lazy:
+        data, n_ignored = lazy._read(slice(None), slice(None))
+    meta = dict(lazy.meta, n_ignored=n_ignored)
+    return Cube(data=data, wavelengths=lazy.wavelengths, meta=meta)

@@ -1,0 +1,114 @@
+"""Windowed reads of cubes too large for memory (HDF5 slicing, ENVI/ERDAS memory maps)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from hsi.errors import CubeFormatError
+from hsi.io.plan import ReadPlan, build_plan
+from hsi.io.source import RawSource
+
+
+def _window(sl: slice, n: int, name: str) -> slice:
+    if not isinstance(sl, slice):
+        raise TypeError(f"{name} must be a slice, got {type(sl).__name__}")
+    start, stop, step = sl.indices(n)
+    if step != 1:
+        raise ValueError(f"{name}={sl!r}: only contiguous windows (step 1) are supported")
+    return slice(start, max(start, stop))
+
+
+class LazyCube:
+    """A cube left on disk; :meth:`read_window` reads only the requested rows and columns.
+
+    Windows come out exactly as the same pixels of :func:`hsi.io.read_cube` would: float32,
+    H x W x C, same band order, bad-band selection, NaN for ignored values and scale factor.
+    Use as a context manager (or call :meth:`close`) to release the file.
+
+    Attributes
+    ----------
+    shape : (H, W, C) of the cube as ``read_cube`` returns it.
+    wavelengths : (C,) float64 nm ascending, or None.
+    meta : dict, as ``Cube.meta`` (without counts that need the whole cube).
+    """
+
+    def __init__(self, source: RawSource, plan: ReadPlan, shape, wavelengths, meta: dict) -> None:
+        self._source = source
+        self._plan = plan
+        self.shape = tuple(int(s) for s in shape)
+        self.wavelengths = wavelengths
+        self.meta = meta
+
+    height = property(lambda self: self.shape[0])
+    width = property(lambda self: self.shape[1])
+    n_bands = property(lambda self: self.shape[2])
+
+    def _read(self, rows: slice, cols: slice) -> tuple[np.ndarray, int]:
+        plan = self._plan
+        index = [slice(None)] * 3
+        index[plan.layout.index("H")] = _window(rows, self.shape[0], "rows")
+        index[plan.layout.index("W")] = _window(cols, self.shape[1], "cols")
+        try:
+            block = np.asarray(self._source.array[tuple(index)]).transpose(plan.axes)
+        except OSError as err:
+            raise CubeFormatError(f"{self.meta.get('source')}: could not read rows {rows}, cols {cols} ({err})") from err
+        if plan.band_index is not None:
+            block = block[..., plan.band_index]
+        ignored = None
+        if plan.ignore_value is not None:
+            ignored = np.isnan(block) if np.isnan(plan.ignore_value) else block == plan.ignore_value
+        out = np.array(block, dtype=np.float32, order="C")  # integer data -> float32 first
+        n_ignored = 0
+        if ignored is not None:
+            n_ignored = int(ignored.sum())
+            out[ignored] = np.nan
+        if plan.scale is not None:
+            out /= np.float32(plan.scale)
+        return out, n_ignored
+
+    def read_window(self, rows: slice, cols: slice) -> np.ndarray:
+        """(h, w, C) float32 block of rows ``rows`` and columns ``cols`` (contiguous slices)."""
+        return self._read(rows, cols)[0]
+
+    def close(self) -> None:
+        """Release the underlying file."""
+        self._source.close()
+
+    def __enter__(self) -> LazyCube:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"LazyCube({self.meta.get('source')!r}, shape={self.shape})"
+
+
+def open_cube(
+    path: str | Path,
+    key: str | None = None,
+    layout: str | None = None,
+    *,
+    expected_bands: int | None = None,
+    drop_bad_bands: bool = False,
+    scale: bool | float = True,
+    band_order: str = "auto",
+) -> LazyCube:
+    """Open a cube for windowed reading without loading it (arguments as :func:`read_cube`).
+
+    HDF5 / MATLAB v7.3 windows are read by HDF5 slicing, ENVI and ERDAS windows through a
+    read-only memory map; MATLAB v5 files have no random access and are loaded whole.
+    """
+    from hsi.io.dispatch import open_source
+
+    source = open_source(path, key)
+    try:
+        plan, shape, wavelengths, meta = build_plan(
+            source, layout, expected_bands, drop_bad_bands, scale, band_order
+        )
+    except BaseException:
+        source.close()
+        raise
+    return LazyCube(source, plan, shape, wavelengths, meta)

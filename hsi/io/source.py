@@ -1,0 +1,69 @@
+"""What a format reader hands to the common pipeline: a raw 3-D array plus file metadata."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class ReversedAxes:
+    """Read-only view of an HDF5 dataset with its axes reversed (MATLAB v7.3 orientation).
+
+    MATLAB writes column-major arrays, so HDF5 sees them transposed; reversing every axis
+    restores the shape MATLAB shows (PaviaU ground truth: HDF5 340 x 610 -> 610 x 340).
+    Indexing takes slices in the reversed order and reads only that window from disk.
+    """
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+        self.shape = tuple(dataset.shape[::-1])
+        self.dtype = dataset.dtype
+
+    def __getitem__(self, index: tuple[slice, ...]) -> np.ndarray:
+        block = np.asarray(self.dataset[tuple(index)[::-1]])
+        return block.transpose(tuple(range(block.ndim))[::-1])
+
+
+@dataclass
+class RawSource:
+    """A cube as a format reader found it, before layout, band order and scaling.
+
+    Attributes
+    ----------
+    path : Path of the file read (the binary for ENVI).
+    format : "mat-v5", "mat-v7.3", "hdf5", "envi" or "erdas".
+    array : object with ``shape`` (3-D), ``dtype`` and slice indexing (ndarray, h5py
+        dataset, memmap, :class:`ReversedAxes`).
+    key : variable / dataset name, or None for single-image formats.
+    layout : layout of ``array`` when the format fixes it (ENVI, ERDAS: "HWC"), else None.
+    wavelengths : wavelengths declared for this array (file order, file units); their count
+        must equal the band count.
+    wavelength_candidates : ``(description, values, units)`` vectors found by name elsewhere
+        in the file (``"variable 'wl'"``); used only when their length matches a band axis.
+    """
+
+    path: Path
+    format: str
+    array: Any
+    key: str | None = None
+    layout: str | None = None
+    wavelengths: np.ndarray | None = None
+    wavelength_units: str | None = None
+    wavelength_source: str | None = None
+    wavelength_candidates: list[tuple[str, np.ndarray, str | None]] = field(default_factory=list)
+    fwhm: np.ndarray | None = None
+    bbl: np.ndarray | None = None
+    ignore_value: float | None = None
+    scale_factor: float | None = None
+    extra: dict = field(default_factory=dict)
+    closer: Callable[[], None] | None = None
+
+    def close(self) -> None:
+        """Release the file handle, if any."""
+        if self.closer is not None:
+            self.closer()
+            self.closer = None

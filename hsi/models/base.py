@@ -1,0 +1,124 @@
+"""What every patch classifier shares: size checks, input checks, the ``dense`` flag.
+
+Each architecture checks its sizes in ``__init__`` (so building one directly, without the
+registry, fails just as clearly) and checks the input of ``forward``, so that a wrong band
+count or patch size names the model, the argument, what it expected and what it got,
+instead of surfacing as a matrix-shape error deep inside ``torch``.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import ClassVar
+
+import torch
+from torch import nn
+
+from hsi.errors import HSIError, ShapeMismatchError
+
+__all__ = ["ModelSizeError", "PatchClassifier", "check_size", "conv_out_size"]
+
+
+class ModelSizeError(HSIError, ValueError):
+    """A size argument (``num_bands``, ``patch_size``, a kernel...) the model cannot use."""
+
+
+def check_size(model: str, argument: str, value: object, minimum: int, why: str = "") -> int:
+    """Return ``value`` as an ``int`` after checking it is an integer ``>= minimum``.
+
+    Raises
+    ------
+    ModelSizeError
+        Naming ``model``, ``argument``, the minimum, the reason and the value found.
+    """
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ModelSizeError(
+            f"{model}: {argument} must be an integer >= {minimum}; got {value!r} "
+            f"of type {type(value).__name__}"
+        )
+    value = int(value)
+    if value < minimum:
+        reason = f" ({why})" if why else ""
+        raise ModelSizeError(f"{model}: {argument} must be >= {minimum}{reason}; got {value}")
+    return value
+
+
+def conv_out_size(size: int, kernel: int, stride: int = 1, padding: int = 0) -> int:
+    """Length of one axis after a convolution (no dilation), as ``torch`` computes it."""
+    return (size + 2 * padding - kernel) // stride + 1
+
+
+class PatchClassifier(nn.Module):
+    """Base class: maps patches ``(B, num_bands, P, P)`` to logits ``(B, num_classes)``.
+
+    Parameters
+    ----------
+    num_bands : int
+        Number of spectral bands ``C`` of the input (after any band removal / PCA).
+    num_classes : int
+        Number of output classes ``K``.
+    patch_size : int
+        Side ``P`` of the square patches the model is built for.
+
+    Attributes
+    ----------
+    dense : bool (class attribute)
+        True when the model also has ``forward_dense`` (every pixel of a tile at once).
+    MIN_NUM_BANDS, MIN_PATCH_SIZE : int (class attributes)
+        The smallest sizes the architecture accepts with its default hyperparameters.
+    ODD_PATCH_SIZE : bool (class attribute)
+        True when ``patch_size`` must be odd (the model reads the centre pixel).
+    fixed_patch_size : bool (class attribute)
+        True when ``forward`` only accepts patches of exactly ``patch_size`` (a flatten
+        layer sized for it); otherwise any spatial size works.
+    """
+
+    dense: ClassVar[bool] = False
+    MIN_NUM_BANDS: ClassVar[int] = 1
+    MIN_PATCH_SIZE: ClassVar[int] = 1
+    ODD_PATCH_SIZE: ClassVar[bool] = False
+    fixed_patch_size: ClassVar[bool] = False
+
+    def __init__(self, num_bands: int, num_classes: int, patch_size: int) -> None:
+        super().__init__()
+        name = type(self).__name__
+        self.num_bands = check_size(
+            name, "num_bands", num_bands, self.MIN_NUM_BANDS, self._bands_reason()
+        )
+        self.num_classes = check_size(name, "num_classes", num_classes, 1)
+        self.patch_size = check_size(
+            name, "patch_size", patch_size, self.MIN_PATCH_SIZE, self._patch_reason()
+        )
+        if self.ODD_PATCH_SIZE and self.patch_size % 2 == 0:
+            raise ModelSizeError(
+                f"{name}: patch_size must be odd (>= {self.MIN_PATCH_SIZE}) so that the "
+                f"patch has a centre pixel; got {self.patch_size}"
+            )
+
+    @classmethod
+    def _bands_reason(cls) -> str:
+        return ""
+
+    @classmethod
+    def _patch_reason(cls) -> str:
+        return ""
+
+    def _check_input(self, x: torch.Tensor) -> None:
+        """Raise ``ShapeMismatchError`` unless ``x`` is ``(B, num_bands, P, P)`` as required."""
+        name = type(self).__name__
+        if x.dim() != 4:
+            raise ShapeMismatchError(
+                f"{name}: input must be (B, C, P, P) with C = {self.num_bands}; "
+                f"got a {x.dim()}-D tensor of shape {tuple(x.shape)}"
+            )
+        if x.shape[1] != self.num_bands:
+            raise ShapeMismatchError(
+                f"{name}: input has {x.shape[1]} bands (axis 1 of shape {tuple(x.shape)}) "
+                f"but the model was built for num_bands={self.num_bands}"
+            )
+        if self.fixed_patch_size and tuple(x.shape[2:]) != (self.patch_size, self.patch_size):
+            raise ShapeMismatchError(
+                f"{name}: input patches are {tuple(x.shape[2:])} but the model was built "
+                f"for patch_size={self.patch_size} (expected ({self.patch_size}, "
+                f"{self.patch_size})); rebuild it with the patch size of the data"
+            )

@@ -1,0 +1,93 @@
+"""2-D spectral-spatial CNN: the bands are the input channels of 2-D convolutions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+
+from hsi.models.base import PatchClassifier, check_size
+from hsi.models.registry import register_model
+
+__all__ = ["CNN2D"]
+
+
+@register_model("cnn2d")
+class CNN2D(PatchClassifier):
+    """2-D CNN over (PCA-reduced) bands: conv-BN-ReLU blocks, global average pool, linear.
+
+    After Makantasis, K. et al. (2015), "Deep supervised learning for hyperspectral data
+    classification through convolutional neural networks", IEEE IGARSS, 4959-4962.
+
+    Every block is ``Conv2d(k x k, padding k // 2) -> BatchNorm2d -> ReLU``, so the patch
+    keeps its size; global average pooling then makes the head independent of ``P``, so
+    ``forward`` accepts any spatial size. With batch normalisation, training needs more
+    than one value per channel: ``B * P * P >= 2`` (eval mode has no such limit).
+
+    Parameters
+    ----------
+    num_bands, num_classes : int
+        Input bands ``C`` (>= 1; a PCA to 10-30 components is the usual input) and
+        output classes ``K``.
+    patch_size : int
+        Patch side ``P`` (>= 1; 5 or more to see any spatial context).
+    channels : sequence of ints
+        Filters of each block, one block per entry.
+    kernel_size : int
+        Odd spatial kernel side of every block.
+    dropout : float
+        Dropout probability before the linear layer.
+
+    Shapes
+    ------
+    ``(B, C, P, P)`` float32 -> logits ``(B, K)``.
+    """
+
+    def __init__(
+        self,
+        num_bands: int,
+        num_classes: int,
+        patch_size: int,
+        *,
+        channels: Sequence[int] = (64, 128, 128),
+        kernel_size: int = 3,
+        dropout: float = 0.0,
+    ) -> None:
+        super().__init__(num_bands, num_classes, patch_size)
+        name = type(self).__name__
+        channels = tuple(channels)
+        if not channels:
+            raise ValueError(
+                f"{name}: channels must list at least one block width; got {channels!r}"
+            )
+        widths = [check_size(name, f"channels[{i}]", c, 1) for i, c in enumerate(channels)]
+        kernel_size = check_size(name, "kernel_size", kernel_size, 1)
+        if kernel_size % 2 == 0:
+            raise ValueError(
+                f"{name}: kernel_size must be odd (size-preserving padding); got {kernel_size}"
+            )
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"{name}: dropout must be in [0, 1); got {dropout!r}")
+
+        blocks: list[nn.Module] = []
+        in_channels = self.num_bands
+        for width in widths:
+            blocks += [
+                nn.Conv2d(in_channels, width, kernel_size, padding=kernel_size // 2, bias=False),
+                nn.BatchNorm2d(width),
+                nn.ReLU(inplace=True),
+            ]
+            in_channels = width
+        self.features = nn.Sequential(*blocks)
+        self.classifier = nn.Sequential(
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Dropout(dropout),
+            nn.Linear(in_channels, self.num_classes),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits ``(B, K)`` for patches ``x`` of shape ``(B, C, P, P)``."""
+        self._check_input(x)
+        return self.classifier(self.features(x))

@@ -1,0 +1,98 @@
+"""Models by name: ``register_model`` adds one, ``build_model`` builds one.
+
+The registry maps a short name (``"hybridsn"``) to a class whose constructor takes
+``num_bands``, ``num_classes``, ``patch_size`` and then only explicit, type-hinted keyword
+hyperparameters, so a training task can save ``(name, kwargs)`` in a checkpoint and rebuild
+the same model from it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TypeVar
+
+from torch import nn
+
+from hsi.errors import HSIError
+
+__all__ = ["UnknownModelError", "build_model", "get_model_class", "list_models", "register_model"]
+
+_REGISTRY: dict[str, type[nn.Module]] = {}
+
+_ModelT = TypeVar("_ModelT", bound=type[nn.Module])
+
+
+class UnknownModelError(HSIError, ValueError):
+    """A model name that is not in the registry."""
+
+
+def register_model(name: str) -> Callable[[_ModelT], _ModelT]:
+    """Class decorator: make ``cls`` buildable as ``build_model(name, ...)``.
+
+    Raises ``ValueError`` if ``name`` is already taken by another class.
+    """
+    key = name.lower()
+
+    def decorator(cls: _ModelT) -> _ModelT:
+        existing = _REGISTRY.get(key)
+        if existing is not None and existing is not cls:
+            raise ValueError(
+                f"register_model: name {key!r} is already registered to "
+                f"{existing.__module__}.{existing.__qualname__}; choose another name"
+            )
+        _REGISTRY[key] = cls
+        return cls
+
+    return decorator
+
+
+def list_models() -> list[str]:
+    """Registered model names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def get_model_class(name: str) -> type[nn.Module]:
+    """The class registered under ``name`` (case-insensitive).
+
+    Raises
+    ------
+    UnknownModelError
+        If ``name`` is not registered; the message lists the known names.
+    """
+    try:
+        return _REGISTRY[name.lower()]
+    except (KeyError, AttributeError):
+        raise UnknownModelError(
+            f"unknown model {name!r}; known models: {', '.join(list_models())}"
+        ) from None
+
+
+def build_model(
+    name: str, num_bands: int, num_classes: int, patch_size: int, **kwargs: object
+) -> nn.Module:
+    """Build the model registered as ``name`` for ``(B, num_bands, patch_size, patch_size)`` input.
+
+    ``kwargs`` are the architecture's keyword hyperparameters (see its class docstring).
+    The model's parameters are initialised from torch's global RNG: call
+    ``torch.manual_seed`` first for a reproducible model.
+
+    Raises
+    ------
+    UnknownModelError
+        Unknown ``name`` (the message lists the known names).
+    hsi.models.base.ModelSizeError
+        A size the architecture cannot use (the message names the argument and minimum).
+    TypeError
+        A keyword the architecture does not take (the message lists those it does).
+    """
+    cls = get_model_class(name)
+    params = inspect.signature(cls.__init__).parameters
+    accepted = [p for p in params if p not in ("self", "num_bands", "num_classes", "patch_size")]
+    unknown = sorted(set(kwargs) - set(accepted))
+    if unknown:
+        raise TypeError(
+            f"build_model({name!r}): unknown hyperparameter(s) {', '.join(unknown)}; "
+            f"{cls.__name__} accepts: {', '.join(accepted) or '(none)'}"
+        )
+    return cls(num_bands=num_bands, num_classes=num_classes, patch_size=patch_size, **kwargs)

@@ -1,0 +1,46 @@
+"""Leakage-free preprocessing: transformers fitted on training pixels, and spatial splits.
+
+Transformers follow scikit-learn conventions on the last (band) axis: ``fit(cube, mask)``
+learns only from pixels where ``mask`` is True, ``transform`` takes any ``(..., C)``
+array and returns float32. Splits return a :class:`Split` of boolean ``(H, W)`` masks;
+:func:`leakage_report` audits any pair of masks for a given patch size.
+"""
+
+from __future__ import annotations
+
+from hsi.preprocess._base import BandTransformer, NonFiniteWarning, StateFormatError
+from hsi.preprocess.bands import WATER_ABSORPTION_NM, WATER_ABSORPTION_NM_WIDE, RemoveBands
+from hsi.preprocess.leakage import leakage_report
+from hsi.preprocess.pca import PCA
+from hsi.preprocess.pipeline import FORMAT_VERSION, Pipeline, make_pipeline
+from hsi.preprocess.scaling import PerBandMinMax, PerBandStandardize
+from hsi.preprocess.split import (
+    Split,
+    SplitCounts,
+    StratificationWarning,
+    block_split,
+    fixed_split,
+    random_split,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "PCA",
+    "WATER_ABSORPTION_NM",
+    "WATER_ABSORPTION_NM_WIDE",
+    "BandTransformer",
+    "NonFiniteWarning",
+    "PerBandMinMax",
+    "PerBandStandardize",
+    "Pipeline",
+    "RemoveBands",
+    "Split",
+    "SplitCounts",
+    "StateFormatError",
+    "StratificationWarning",
+    "block_split",
+    "fixed_split",
+    "leakage_report",
+    "make_pipeline",
+    "random_split",
+]

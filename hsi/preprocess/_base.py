@@ -1,0 +1,199 @@
+"""Shared machinery of the band transformers: input checks, fitted checks, state.
+
+Every transformer works on the last axis (bands). ``fit`` sees only training pixels,
+gathered by :func:`training_pixels`; ``transform`` accepts any ``(..., C)`` array.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+
+from hsi.errors import BandMismatchError, HSIError, NotFittedError, ShapeMismatchError, SplitError
+
+__all__ = [
+    "BandTransformer",
+    "NonFiniteWarning",
+    "StateFormatError",
+    "training_pixels",
+]
+
+
+class NonFiniteWarning(UserWarning):
+    """Training pixels with NaN or infinite values were left out of the fitted statistics."""
+
+
+class StateFormatError(HSIError, ValueError):
+    """A saved pipeline or split state is corrupt, of an unknown kind, or of an unknown version."""
+
+
+def _as_mask(mask: Any, expected_shape: tuple[int, ...], what: str) -> np.ndarray:
+    mask = np.asarray(mask)
+    if mask.shape != expected_shape:
+        raise ShapeMismatchError(
+            f"{what}: mask must have shape {expected_shape} (the cube without its band axis), "
+            f"found {mask.shape}"
+        )
+    if mask.dtype != bool:
+        if np.issubdtype(mask.dtype, np.integer) and np.isin(mask, (0, 1)).all():
+            mask = mask.astype(bool)
+        else:
+            raise ShapeMismatchError(
+                f"{what}: mask must be boolean (True = training pixel), found dtype {mask.dtype}"
+            )
+    return mask
+
+
+def training_pixels(cube: Any, mask: Any | None, what: str, *, dropna: bool = True) -> np.ndarray:
+    """Return the training pixels of ``cube`` as a float64 ``(N, C)`` array.
+
+    Parameters
+    ----------
+    cube : array (..., C)
+        ``(H, W, C)`` with mask ``(H, W)``, or ``(N, C)`` with mask ``(N,)``.
+    mask : bool array of shape ``cube.shape[:-1]`` or None
+        True = training pixel; None = every pixel.
+    what : str
+        Name used in error messages (e.g. ``"PerBandMinMax.fit"``).
+    dropna : bool
+        Pixels with any non-finite band are dropped with a :class:`NonFiniteWarning`
+        giving their number (they are never silently zeroed).
+
+    Raises
+    ------
+    ShapeMismatchError
+        The cube has fewer than 2 dimensions or the mask does not match it.
+    SplitError
+        The mask selects no pixel (or only non-finite ones).
+    """
+    cube = np.asarray(cube)
+    if cube.ndim < 2:
+        raise ShapeMismatchError(
+            f"{what}: cube must be (H, W, C) or (N, C) with bands last, found shape {cube.shape}"
+        )
+    if cube.shape[-1] == 0:
+        raise BandMismatchError(f"{what}: cube has no bands (shape {cube.shape})")
+    if mask is None:
+        pixels = cube.reshape(-1, cube.shape[-1])
+    else:
+        mask = _as_mask(mask, cube.shape[:-1], what)
+        pixels = cube[mask]
+    if pixels.shape[0] == 0:
+        raise SplitError(
+            f"{what}: the training mask selects no pixel (mask.sum() == 0); "
+            "fit needs at least one training pixel"
+        )
+    pixels = np.asarray(pixels, dtype=np.float64)
+    if dropna:
+        finite = np.isfinite(pixels).all(axis=1)
+        n_bad = int(finite.size - finite.sum())
+        if n_bad:
+            if n_bad == finite.size:
+                raise SplitError(
+                    f"{what}: all {n_bad} training pixels contain NaN or infinite values"
+                )
+            warnings.warn(
+                f"{what}: ignored {n_bad} of {finite.size} training pixels that contain NaN "
+                "or infinite values",
+                NonFiniteWarning,
+                stacklevel=3,
+            )
+            pixels = pixels[finite]
+    return pixels
+
+
+class BandTransformer:
+    """Base class: parameters, fitted checks, band-count checks, state (de)serialization.
+
+    Subclasses list their learned attributes in ``_fitted_attrs``; each is a numpy
+    array, a Python number or None, and is set only by ``fit`` / ``partial_fit``.
+    """
+
+    _fitted_attrs: ClassVar[tuple[str, ...]] = ("n_bands_in_", "n_bands_out_")
+
+    # -- parameters ---------------------------------------------------------------
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        sig = inspect.signature(cls.__init__)
+        return [p for p in sig.parameters if p != "self"]
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor arguments, as given."""
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- fitted state -------------------------------------------------------------
+    @property
+    def is_fitted(self) -> bool:
+        return hasattr(self, "n_bands_in_")
+
+    def _check_fitted(self) -> None:
+        if not self.is_fitted:
+            raise NotFittedError(
+                f"this {type(self).__name__} instance is not fitted yet; call "
+                f"{type(self).__name__}.fit(cube, mask) on the training pixels before transform"
+            )
+
+    def _check_input(self, x: Any) -> np.ndarray:
+        """Fitted check, then band-count check; returns ``x`` as an array."""
+        self._check_fitted()
+        x = np.asarray(x)
+        if x.ndim < 1 or x.shape[-1] != self.n_bands_in_:
+            found = x.shape[-1] if x.ndim else "a scalar"
+            raise BandMismatchError(
+                f"{type(self).__name__}.transform: expected {self.n_bands_in_} bands on the last "
+                f"axis (as at fit), found {found} (input shape {x.shape})"
+            )
+        return x
+
+    def fit_transform(self, cube: Any, mask: Any | None = None, **fit_kwargs: Any) -> np.ndarray:
+        """``fit(cube, mask)`` then ``transform(cube)`` (the whole cube, not only the mask)."""
+        return self.fit(cube, mask, **fit_kwargs).transform(cube)
+
+    def fitted_state(self) -> dict[str, Any]:
+        """The learned attributes (arrays, numbers or None), by name."""
+        self._check_fitted()
+        return {name: getattr(self, name) for name in self._fitted_attrs}
+
+    def _set_fitted_state(self, state: dict[str, Any]) -> None:
+        missing = [a for a in self._fitted_attrs if a not in state]
+        if missing:
+            raise StateFormatError(
+                f"{type(self).__name__}: saved state lacks learned attributes {missing}"
+            )
+        for name in self._fitted_attrs:
+            setattr(self, name, state[name])
+
+    def _reset(self) -> None:
+        for name in self._fitted_attrs:
+            if hasattr(self, name):
+                delattr(self, name)
+
+    # -- state as plain JSON types ------------------------------------------------
+    def to_state(self) -> dict[str, Any]:
+        """JSON-serializable description: class name, parameters, learned attributes."""
+        from hsi.preprocess._state import encode_value
+
+        return {
+            "class": type(self).__name__,
+            "params": encode_value(self.get_params()),
+            "fitted": None if not self.is_fitted else encode_value(self.fitted_state()),
+        }
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> BandTransformer:
+        """Rebuild a transformer (fitted if the state was) from :meth:`to_state` output."""
+        from hsi.preprocess._state import transformer_from_state
+
+        obj = transformer_from_state(state)
+        if not isinstance(obj, cls):
+            raise StateFormatError(
+                f"state describes a {type(obj).__name__}, not a {cls.__name__}"
+            )
+        return obj

@@ -1,0 +1,261 @@
+"""A chain of band transformers fitted on training pixels, with save/load and state.
+
+On disk a fitted pipeline is two files side by side: ``<name>.json`` (format version,
+step classes, parameters, scalar learned values, SHA-256 of the arrays file) and
+``<name>.npz`` (the learned arrays). :meth:`Pipeline.to_state` gives the same content
+as one dict of plain JSON types (for Lightning checkpoints loaded with
+``weights_only=True``). Both round-trips restore the float64 arrays exactly, so the
+loaded pipeline transforms bit-identically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from hsi.preprocess._base import BandTransformer, StateFormatError, training_pixels
+from hsi.preprocess._state import decode_value, encode_value, transformer_from_state
+from hsi.preprocess.bands import RemoveBands
+from hsi.preprocess.pca import PCA
+from hsi.preprocess.scaling import PerBandMinMax, PerBandStandardize
+
+__all__ = ["FORMAT_VERSION", "Pipeline", "make_pipeline"]
+
+#: Version of the saved/state layout written by this code; loading another is an error.
+FORMAT_VERSION = 1
+_FORMAT = "hsi.preprocess.Pipeline"
+
+
+def _paths(path: str | Path) -> tuple[Path, Path]:
+    path = Path(path)
+    base = path.with_suffix("") if path.suffix in (".json", ".npz") else path
+    return base.parent / (base.name + ".json"), base.parent / (base.name + ".npz")
+
+
+def _check_header(state: Any, where: str) -> None:
+    if not isinstance(state, dict):
+        raise StateFormatError(f"{where}: expected a JSON object, found {type(state).__name__}")
+    if state.get("format") != _FORMAT:
+        raise StateFormatError(
+            f"{where}: not a saved hsi pipeline (format {state.get('format')!r}, "
+            f"expected {_FORMAT!r})"
+        )
+    version = state.get("format_version")
+    if version != FORMAT_VERSION:
+        raise StateFormatError(
+            f"{where}: unsupported format_version {version!r}; this version of hsi reads "
+            f"format_version {FORMAT_VERSION}. Refit the pipeline or use the hsi release "
+            "that wrote it"
+        )
+    if not isinstance(state.get("steps"), list):
+        raise StateFormatError(f"{where}: 'steps' must be a list")
+
+
+class Pipeline(BandTransformer):
+    """Apply transformers in order; fit each on the training pixels as transformed so far.
+
+    ``fit`` gathers the training pixels once (``cube[mask]``, NaN pixels dropped with a
+    warning), then fits each step on them and passes them through it; wavelengths follow
+    band removal and are dropped after a step that changes the band meaning (PCA).
+
+    Parameters
+    ----------
+    steps : list of transformers
+        E.g. ``[RemoveBands(...), PerBandStandardize(), PCA(30)]``; may be empty.
+
+    Attributes
+    ----------
+    n_bands_in_ : int
+        Bands expected by :meth:`transform`.
+    n_bands_out_ : int
+        Bands produced.
+    """
+
+    _fitted_attrs = ("n_bands_in_", "n_bands_out_")
+
+    def __init__(self, steps: Sequence[BandTransformer]) -> None:
+        self.steps = steps
+
+    def _check_steps(self) -> list[BandTransformer]:
+        steps = list(self.steps)
+        for i, step in enumerate(steps):
+            if not isinstance(step, BandTransformer) or isinstance(step, Pipeline):
+                raise TypeError(
+                    f"Pipeline: steps[{i}] must be an hsi.preprocess transformer, "
+                    f"found {type(step).__name__}"
+                )
+        return steps
+
+    def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> Pipeline:
+        """Fit every step on the pixels where ``mask`` is True; returns self."""
+        self._reset()
+        steps = self._check_steps()
+        x = training_pixels(cube, mask, "Pipeline.fit")
+        n_in = x.shape[1]
+        wl = wavelengths
+        for step in steps:
+            step.fit(x, None, wavelengths=wl)
+            if isinstance(step, RemoveBands):
+                wl = step.wavelengths_out_
+            elif step.n_bands_out_ != step.n_bands_in_:
+                wl = None
+            x = step.transform(x)
+        self.n_bands_in_ = int(n_in)
+        self.n_bands_out_ = int(x.shape[1])
+        return self
+
+    def transform(self, x: Any) -> np.ndarray:
+        """Transform any ``(..., C)`` array through every step; returns float32."""
+        x = self._check_input(x)
+        for step in self._check_steps():
+            x = step.transform(x)
+        return np.asarray(x, dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, i: int) -> BandTransformer:
+        return self.steps[i]
+
+    def __repr__(self) -> str:
+        return f"Pipeline({list(self.steps)!r})"
+
+    # -- state ------------------------------------------------------------------
+    def _state(self, sink: Any = None) -> dict[str, Any]:
+        steps = self._check_steps()
+        out = []
+        for i, step in enumerate(steps):
+            step_sink = None if sink is None else (lambda a, i=i: sink(i, a))
+            out.append({
+                "class": type(step).__name__,
+                "params": encode_value(step.get_params()),
+                "fitted": (encode_value(step.fitted_state(), step_sink)
+                           if step.is_fitted else None),
+            })
+        return {
+            "format": _FORMAT,
+            "format_version": FORMAT_VERSION,
+            "steps": out,
+            "fitted": encode_value(self.fitted_state()) if self.is_fitted else None,
+        }
+
+    def to_state(self) -> dict[str, Any]:
+        """The whole pipeline as plain JSON types (dict/list/str/int/float/bool/None)."""
+        return self._state()
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any], _source: Any = None) -> Pipeline:
+        """Rebuild a pipeline from :meth:`to_state` output; checks the format version."""
+        _check_header(state, "Pipeline.from_state")
+        steps = [transformer_from_state(s, _source) for s in state["steps"]]
+        pipe = cls(steps)
+        fitted = state.get("fitted")
+        if fitted is not None:
+            pipe._set_fitted_state(decode_value(fitted, _source))
+            unfitted = [type(s).__name__ for s in steps if not s.is_fitted]
+            if unfitted:
+                raise StateFormatError(
+                    f"Pipeline.from_state: pipeline is marked fitted but steps {unfitted} are not"
+                )
+        return pipe
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``<path>.json`` and ``<path>.npz`` (a ``.json``/``.npz`` suffix is replaced).
+
+        Returns the path of the JSON file.
+        """
+        json_path, npz_path = _paths(path)
+        arrays: dict[str, np.ndarray] = {}
+
+        def sink(i: int, arr: np.ndarray) -> dict:
+            key = f"step{i}_{len(arrays)}"
+            arrays[key] = arr
+            return {"__npz__": key}
+
+        state = self._state(sink)
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        blob = buf.getvalue()
+        state["arrays_file"] = npz_path.name
+        state["arrays_sha256"] = hashlib.sha256(blob).hexdigest()
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        npz_path.write_bytes(blob)
+        json_path.write_text(json.dumps(state, indent=1))
+        return json_path
+
+    @classmethod
+    def load(cls, path: str | Path) -> Pipeline:
+        """Read a pipeline written by :meth:`save` (give the ``.json``, ``.npz`` or base path)."""
+        json_path, _ = _paths(path)
+        if not json_path.is_file():
+            raise FileNotFoundError(f"Pipeline.load: no saved pipeline at {json_path}")
+        try:
+            state = json.loads(json_path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise StateFormatError(
+                f"Pipeline.load: {json_path} is not valid JSON ({err}); the file is corrupt"
+            ) from err
+        _check_header(state, f"Pipeline.load({json_path})")
+        npz_path = json_path.parent / str(state.get("arrays_file", ""))
+        if not npz_path.is_file():
+            raise FileNotFoundError(
+                f"Pipeline.load: arrays file {npz_path} named in {json_path} is missing"
+            )
+        blob = npz_path.read_bytes()
+        if hashlib.sha256(blob).hexdigest() != state.get("arrays_sha256"):
+            raise StateFormatError(
+                f"Pipeline.load: {npz_path} does not match the SHA-256 recorded in {json_path}; "
+                "the arrays file is corrupt or belongs to another pipeline"
+            )
+        try:
+            npz = np.load(io.BytesIO(blob), allow_pickle=False)
+        except (ValueError, OSError) as err:
+            raise StateFormatError(f"Pipeline.load: cannot read {npz_path}: {err}") from err
+
+        def source(key: str) -> np.ndarray:
+            if key not in npz.files:
+                raise StateFormatError(f"Pipeline.load: array {key!r} missing from {npz_path}")
+            return npz[key]
+
+        with npz:
+            return cls.from_state(state, _source=source)
+
+
+def make_pipeline(scaling: str | None = "minmax", pca: int | float | None = None,
+                  remove_bands: Sequence[int] | None = None,
+                  wavelength_ranges: Sequence[Sequence[float]] | None = None,
+                  bbl: Sequence[int] | None = None, *,
+                  feature_range: Sequence[float] = (0.0, 1.0), whiten: bool = False,
+                  random_state: int = 0) -> Pipeline:
+    """Build the usual chain: band removal, then scaling, then PCA (each optional).
+
+    Parameters
+    ----------
+    scaling : 'minmax', 'standardize' or None
+    pca : int, float in (0, 1), or None
+        ``n_components`` of a :class:`PCA` step.
+    remove_bands, wavelength_ranges, bbl
+        Passed to :class:`RemoveBands` (a step is added if any is given); for the
+        water-absorption windows use ``wavelength_ranges=WATER_ABSORPTION_NM`` and fit
+        with ``wavelengths=``.
+    """
+    steps: list[BandTransformer] = []
+    if remove_bands is not None or wavelength_ranges is not None or bbl is not None:
+        steps.append(RemoveBands(indices=remove_bands, wavelength_ranges=wavelength_ranges,
+                                 bbl=bbl))
+    if scaling == "minmax":
+        steps.append(PerBandMinMax(feature_range=feature_range))
+    elif scaling == "standardize":
+        steps.append(PerBandStandardize())
+    elif scaling is not None:
+        raise ValueError(
+            f"make_pipeline: scaling must be 'minmax', 'standardize' or None, found {scaling!r}"
+        )
+    if pca is not None:
+        steps.append(PCA(n_components=pca, whiten=whiten, random_state=random_state))
+    return Pipeline(steps)

@@ -1,0 +1,195 @@
+"""Per-band scaling fitted on training pixels only: min-max and standardization.
+
+Both support ``partial_fit`` so statistics can stream over tiles of a scene too big
+for memory; ``fit`` is ``partial_fit`` on a fresh state. Statistics are float64.
+
+Constant bands never divide by zero: a band whose training range is 0 (min-max) or
+whose training standard deviation is 0 (standardize) gets a divisor of 1. So under
+min-max the training value of a constant band maps to ``feature_range[0]`` (other
+values shift by their difference from it), and under standardization it maps to 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from hsi.preprocess._base import BandTransformer, training_pixels
+
+__all__ = ["PerBandMinMax", "PerBandStandardize"]
+
+
+def _check_bands_for_partial_fit(obj: BandTransformer, n_bands: int, what: str) -> None:
+    from hsi.errors import BandMismatchError
+
+    if obj.is_fitted and n_bands != obj.n_bands_in_:
+        raise BandMismatchError(
+            f"{what}: expected {obj.n_bands_in_} bands (as in earlier partial_fit calls), "
+            f"found {n_bands}"
+        )
+
+
+class PerBandMinMax(BandTransformer):
+    """Scale each band to ``feature_range`` using its training min and max.
+
+    ``x' = (x - data_min_) * scale_ + feature_range[0]``.
+
+    Parameters
+    ----------
+    feature_range : (float, float)
+        Target range; ``feature_range[0] < feature_range[1]``.
+    clip : bool
+        Clip transformed values to ``feature_range`` (pixels outside the training
+        range would otherwise map outside it).
+
+    Attributes
+    ----------
+    data_min_, data_max_ : (C,) float64
+        Per-band minimum / maximum over the training pixels.
+    data_range_ : (C,) float64
+        ``data_max_ - data_min_`` (0 for a constant band).
+    scale_ : (C,) float64
+        ``(hi - lo) / data_range_``, with a range of 0 replaced by 1.
+    n_samples_seen_ : int
+        Number of (finite) training pixels seen.
+    n_bands_in_, n_bands_out_ : int
+        Band count C (unchanged by scaling).
+    """
+
+    _fitted_attrs = ("n_bands_in_", "n_bands_out_", "n_samples_seen_",
+                     "data_min_", "data_max_", "data_range_", "scale_")
+
+    def __init__(self, feature_range: Sequence[float] = (0.0, 1.0), clip: bool = False) -> None:
+        self.feature_range = feature_range
+        self.clip = clip
+
+    def _range(self) -> tuple[float, float]:
+        try:
+            lo, hi = (float(v) for v in self.feature_range)
+        except (TypeError, ValueError) as err:
+            raise ValueError(
+                f"PerBandMinMax: feature_range must be two numbers (lo, hi), "
+                f"found {self.feature_range!r}"
+            ) from err
+        if not lo < hi:
+            raise ValueError(
+                f"PerBandMinMax: feature_range must satisfy lo < hi, found {self.feature_range!r}"
+            )
+        return lo, hi
+
+    def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> PerBandMinMax:
+        """Learn per-band min/max from the pixels where ``mask`` is True; returns self."""
+        self._reset()
+        return self.partial_fit(cube, mask)
+
+    def partial_fit(self, cube: Any, mask: Any | None = None) -> PerBandMinMax:
+        """Update the running min/max with one tile's training pixels; returns self."""
+        lo, hi = self._range()
+        what = f"{type(self).__name__}.partial_fit"
+        x = training_pixels(cube, mask, what)
+        _check_bands_for_partial_fit(self, x.shape[1], what)
+        bmin, bmax = x.min(axis=0), x.max(axis=0)
+        if self.is_fitted:
+            bmin = np.minimum(self.data_min_, bmin)
+            bmax = np.maximum(self.data_max_, bmax)
+            n_seen = self.n_samples_seen_ + x.shape[0]
+        else:
+            n_seen = x.shape[0]
+        data_range = bmax - bmin
+        self.n_bands_in_ = int(x.shape[1])
+        self.n_bands_out_ = int(x.shape[1])
+        self.n_samples_seen_ = int(n_seen)
+        self.data_min_ = bmin
+        self.data_max_ = bmax
+        self.data_range_ = data_range
+        self.scale_ = (hi - lo) / np.where(data_range == 0, 1.0, data_range)
+        return self
+
+    def transform(self, x: Any) -> np.ndarray:
+        """Scale any ``(..., C)`` array; returns float32 of the same shape."""
+        x = self._check_input(x)
+        lo, hi = self._range()
+        out = (x.astype(np.float64) - self.data_min_) * self.scale_ + lo
+        if self.clip:
+            np.clip(out, lo, hi, out=out)
+        return out.astype(np.float32)
+
+    def inverse_transform(self, x: Any) -> np.ndarray:
+        """Undo :meth:`transform` (exact up to float32 rounding, without clipping)."""
+        x = self._check_input(x)
+        lo, _ = self._range()
+        return ((x.astype(np.float64) - lo) / self.scale_ + self.data_min_).astype(np.float32)
+
+
+class PerBandStandardize(BandTransformer):
+    """Standardize each band to zero mean and unit variance over the training pixels.
+
+    ``x' = (x - mean_) / scale_``. ``partial_fit`` combines tiles with the pairwise
+    (Chan et al.) update of mean and sum of squared deviations, so streaming over
+    tiles gives the same statistics as one pass over all training pixels.
+
+    Attributes
+    ----------
+    mean_ : (C,) float64
+        Per-band mean of the training pixels.
+    var_ : (C,) float64
+        Per-band population variance (ddof = 0).
+    scale_ : (C,) float64
+        ``sqrt(var_)``, with 1 where the band is constant (std below
+        ``10 * eps * max(1, |mean_|)``), so constant bands map to 0.
+    n_samples_seen_ : int
+        Number of (finite) training pixels seen.
+    n_bands_in_, n_bands_out_ : int
+        Band count C.
+    """
+
+    _fitted_attrs = ("n_bands_in_", "n_bands_out_", "n_samples_seen_", "mean_", "var_", "scale_")
+
+    def __init__(self) -> None:
+        pass
+
+    def fit(self, cube: Any, mask: Any | None = None,
+            wavelengths: Any = None) -> PerBandStandardize:
+        """Learn per-band mean/std from the pixels where ``mask`` is True; returns self."""
+        self._reset()
+        return self.partial_fit(cube, mask)
+
+    def partial_fit(self, cube: Any, mask: Any | None = None) -> PerBandStandardize:
+        """Update the running mean/variance with one tile's training pixels; returns self."""
+        what = f"{type(self).__name__}.partial_fit"
+        x = training_pixels(cube, mask, what)
+        _check_bands_for_partial_fit(self, x.shape[1], what)
+        n_b = x.shape[0]
+        mean_b = x.mean(axis=0)
+        m2_b = ((x - mean_b) ** 2).sum(axis=0)
+        if self.is_fitted:
+            n_a = self.n_samples_seen_
+            mean_a = self.mean_
+            m2_a = self.var_ * n_a
+            n = n_a + n_b
+            delta = mean_b - mean_a
+            mean = mean_a + delta * (n_b / n)
+            m2 = m2_a + m2_b + delta**2 * (n_a * n_b / n)
+        else:
+            n, mean, m2 = n_b, mean_b, m2_b
+        var = m2 / n
+        std = np.sqrt(var)
+        constant = std <= 10 * np.finfo(np.float64).eps * np.maximum(1.0, np.abs(mean))
+        self.n_bands_in_ = int(x.shape[1])
+        self.n_bands_out_ = int(x.shape[1])
+        self.n_samples_seen_ = int(n)
+        self.mean_ = mean
+        self.var_ = var
+        self.scale_ = np.where(constant, 1.0, std)
+        return self
+
+    def transform(self, x: Any) -> np.ndarray:
+        """Standardize any ``(..., C)`` array; returns float32 of the same shape."""
+        x = self._check_input(x)
+        return ((x.astype(np.float64) - self.mean_) / self.scale_).astype(np.float32)
+
+    def inverse_transform(self, x: Any) -> np.ndarray:
+        """Undo :meth:`transform` (exact up to float32 rounding)."""
+        x = self._check_input(x)
+        return (x.astype(np.float64) * self.scale_ + self.mean_).astype(np.float32)

@@ -1,0 +1,250 @@
+"""Where scene files live, how they are found, and how they are downloaded and verified.
+
+Layout (see ``data/README.md``): ``<root>/<scene_name>/<file>``, or the file directly in
+``<root>``. ``root`` is the ``root=`` argument, else ``$HSI_DATA_DIR``, else
+``~/.cache/hsi``. Nothing is ever written below ``root`` except by a download, which
+writes to a temporary file in the target folder and renames it into place only after the
+checksum (or size) matched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from hsi.errors import DatasetNotFoundError, IntegrityError
+
+ENV_VAR = "HSI_DATA_DIR"
+DEFAULT_ROOT = Path("~/.cache/hsi")
+DOC = "data/README.md"
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file a scene needs.
+
+    Attributes
+    ----------
+    filename : name the file is looked for (and saved) under.
+    url : public download URL, or None when there is no stable direct link.
+    sha256 : hex digest of the original file, or None when no reference is known (then the
+        size, if given, and the array shapes after loading are what is verified).
+    size : size in bytes, or None.
+    alternatives : other accepted names for the same content (first match wins, after
+        ``filename``); not checksummed (their bytes differ from the reference).
+    note : extra advice shown in the "not found" message (companion files, forms).
+    """
+
+    filename: str
+    url: str | None = None
+    sha256: str | None = None
+    size: int | None = None
+    alternatives: tuple[str, ...] = ()
+    note: str = ""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.filename, *self.alternatives)
+
+
+def resolve_root(root: str | os.PathLike | None = None) -> Path:
+    """``root`` if given, else ``$HSI_DATA_DIR``, else ``~/.cache/hsi`` (expanded, not created)."""
+    if root is not None:
+        return Path(root).expanduser()
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser()
+    return DEFAULT_ROOT.expanduser()
+
+
+def search_dirs(root: Path, scene: str) -> list[Path]:
+    """Folders searched for a scene's files, in order: ``<root>/<scene>``, then ``<root>``."""
+    return [root / scene, root]
+
+
+def locate(root: Path, scene: str, names: Sequence[str]) -> Path | None:
+    """First existing file among ``names`` in :func:`search_dirs` (all names in a folder
+    before the next folder), or None."""
+    for folder in search_dirs(root, scene):
+        for name in names:
+            path = folder / name
+            if path.is_file():
+                return path
+    return None
+
+
+def sha256sum(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verify_file(path: Path, spec: RemoteFile) -> None:
+    """Raise :class:`IntegrityError` if ``path`` does not have ``spec``'s size or SHA-256."""
+    if spec.size is not None:
+        size = path.stat().st_size
+        if size != spec.size:
+            raise IntegrityError(
+                f"{path}: size {size} bytes, expected {spec.size} bytes for {spec.filename}; "
+                f"the file is truncated or a different version — delete it and place or "
+                f"download it again (see {DOC})"
+            )
+    if spec.sha256 is not None:
+        found = sha256sum(path)
+        if found != spec.sha256.lower():
+            raise IntegrityError(
+                f"{path}: SHA-256 {found}, expected {spec.sha256} for {spec.filename}; "
+                f"delete it and place or download it again (see {DOC})"
+            )
+
+
+class _Progress:
+    """Byte counter shown with tqdm when installed (it ships with lightning), else on stderr."""
+
+    def __init__(self, total: int | None, desc: str, enabled: bool = True) -> None:
+        self.total, self.desc, self.done, self.bar = total, desc, 0, None
+        self.enabled = enabled
+        if enabled:
+            try:
+                from tqdm.auto import tqdm
+            except ImportError:  # pragma: no cover
+                return
+            self.bar = tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc, leave=False)
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if self.bar is not None:
+            self.bar.update(n)
+        elif self.enabled:
+            of = f" / {self.total / 1e6:.1f}" if self.total else ""
+            print(f"\r{self.desc}: {self.done / 1e6:.1f}{of} MB", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+        elif self.enabled:
+            print(file=sys.stderr)
+
+
+def fetch(
+    url: str, dest: Path, spec: RemoteFile | None = None, *, progress: bool = True, timeout: float = 60.0
+) -> Path:
+    """Download ``url`` to ``dest`` atomically and verify it.
+
+    The bytes go to a temporary file in ``dest``'s folder, hashed on the way; only when the
+    size and SHA-256 (those of ``spec`` that are known) match is it renamed to ``dest``.
+    On any failure the temporary file is removed and nothing is left at ``dest``.
+
+    Raises
+    ------
+    IntegrityError
+        Size or checksum mismatch.
+    OSError (urllib.error.URLError...)
+        Network or file-system failure, unchanged.
+    """
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
+    tmp = Path(tmp_name)
+    digest = hashlib.sha256()
+    n_bytes = 0
+    try:
+        request = urllib.request.Request(url, headers={"User-Agent": "hsi-downloader"})
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(request, timeout=timeout) as response:
+            length = response.headers.get("Content-Length") if hasattr(response, "headers") else None
+            total = int(length) if length and str(length).isdigit() else None
+            bar = _Progress(total, dest.name, progress)
+            try:
+                for chunk in iter(lambda: response.read(_CHUNK), b""):
+                    out.write(chunk)
+                    digest.update(chunk)
+                    n_bytes += len(chunk)
+                    bar.update(len(chunk))
+            finally:
+                bar.close()
+        if spec is not None and spec.size is not None and n_bytes != spec.size:
+            raise IntegrityError(
+                f"download of {url}: got {n_bytes} bytes, expected {spec.size} for {spec.filename}; "
+                f"nothing was saved to {dest}"
+            )
+        if spec is not None and spec.sha256 is not None and digest.hexdigest() != spec.sha256.lower():
+            raise IntegrityError(
+                f"download of {url}: SHA-256 {digest.hexdigest()}, expected {spec.sha256} for "
+                f"{spec.filename}; nothing was saved to {dest}"
+            )
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return dest
+
+
+def not_found(
+    scene: str, root: Path, missing: Sequence[RemoteFile], reason: str = "", page: str | None = None
+) -> DatasetNotFoundError:
+    """The :class:`DatasetNotFoundError` that says which files to place where, and how."""
+    lines = [f"scene {scene!r}: file(s) not found" + (f" ({reason})." if reason else ".")]
+    lines.append(f"Place these files in {root / scene} (or directly in {root}):")
+    for spec in missing:
+        alt = f" (or {', '.join(spec.alternatives)})" if spec.alternatives else ""
+        alt += f" [{spec.note}]" if spec.note else ""
+        src = spec.url or (f"no direct link; get it from {page}" if page else "no direct link known")
+        lines.append(f"  {spec.filename}{alt}  <-  {src}")
+    if any(spec.url for spec in missing):
+        lines.append("or pass download=True to fetch them.")
+    lines.append(f"root is the root= argument, else ${ENV_VAR}, else {DEFAULT_ROOT}; see {DOC}.")
+    return DatasetNotFoundError("\n".join(lines))
+
+
+def ensure_files(
+    scene: str,
+    files: Sequence[RemoteFile],
+    root: Path,
+    download: bool = False,
+    *,
+    checksum: bool = False,
+    page: str | None = None,
+) -> dict[str, Path]:
+    """Paths of ``files`` (keyed by ``filename``), downloading missing ones if asked.
+
+    Placed files are used as they are (their shapes are checked after loading); with
+    ``checksum=True`` their size and SHA-256, where known, are verified too. Downloaded
+    files are always verified. Missing files without ``download=True``, or whose download
+    fails, raise :class:`DatasetNotFoundError` naming every missing file.
+    """
+    found: dict[str, Path] = {}
+    missing: list[RemoteFile] = []
+    for spec in files:
+        path = locate(root, scene, spec.names)
+        if path is None:
+            missing.append(spec)
+            continue
+        if checksum and path.name == spec.filename:
+            verify_file(path, spec)
+        found[spec.filename] = path
+    if not missing:
+        return found
+    if not download:
+        raise not_found(scene, root, missing, "download=False", page)
+    no_url = [spec for spec in missing if not spec.url]
+    if no_url:
+        raise not_found(scene, root, missing, "no download URL for " + ", ".join(s.filename for s in no_url), page)
+    for spec in missing:
+        dest = root / scene / spec.filename
+        try:
+            found[spec.filename] = fetch(spec.url, dest, spec)  # type: ignore[arg-type]
+        except IntegrityError:
+            raise
+        except (urllib.error.URLError, OSError, ValueError) as err:  # offline, HTTP error, bad URL
+            raise not_found(scene, root, missing, f"download of {spec.url} failed ({err})", page) from err
+    return found

@@ -1,0 +1,87 @@
+"""The :class:`Scene` container: a cube, its label map, class names and colours."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hsi.errors import ShapeMismatchError
+
+if TYPE_CHECKING:  # imported for annotations only, so hsi.scenes imports without hsi.io
+    from hsi.io import Cube
+
+
+@dataclass
+class Scene:
+    """A labeled hyperspectral scene.
+
+    Attributes
+    ----------
+    name : str
+        Registry name (``"indian_pines"``, ``"samson"``, ``"synthetic"``...).
+    cube : hsi.io.Cube
+        ``cube.data`` is ``(H, W, C)`` float32; ``cube.wavelengths`` ``(C,)`` nm or ``None``.
+    labels : np.ndarray
+        ``(H, W)`` int64. 0 is unlabeled; classes are the contiguous ids ``1..K``.
+    class_names : list[str]
+        Length ``K``; ``class_names[k - 1]`` names label ``k``.
+    palette : np.ndarray
+        ``(K + 1, 3)`` uint8 RGB; row 0 (unlabeled) is black.
+    meta : dict
+        Provenance: ``'label_values'`` (the original ids of labels ``1..K`` in the source
+        file), file paths, ``'purity'`` for unmixing scenes, generator parameters...
+    """
+
+    name: str
+    cube: Cube
+    labels: np.ndarray
+    class_names: list[str]
+    palette: np.ndarray
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        labels = np.ascontiguousarray(self.labels, dtype=np.int64)
+        if labels.ndim != 2:
+            raise ShapeMismatchError(
+                f"scene {self.name!r}: labels must be 2-D (H, W); found shape {labels.shape}"
+            )
+        cube_hw = tuple(self.cube.data.shape[:2])
+        if labels.shape != cube_hw:
+            raise ShapeMismatchError(
+                f"scene {self.name!r}: labels shape {labels.shape} differs from the cube's "
+                f"H x W {cube_hw}"
+            )
+        k = len(self.class_names)
+        if labels.size and (labels.min() < 0 or labels.max() > k):
+            raise ValueError(
+                f"scene {self.name!r}: labels must lie in 0..{k} (K = len(class_names)); "
+                f"found {labels.min()}..{labels.max()}"
+            )
+        palette = np.asarray(self.palette, dtype=np.uint8)
+        if palette.shape != (k + 1, 3):
+            raise ShapeMismatchError(
+                f"scene {self.name!r}: palette must be (K + 1, 3) = ({k + 1}, 3); found {palette.shape}"
+            )
+        self.labels = labels
+        self.palette = palette
+        self.class_names = list(self.class_names)
+
+    @property
+    def num_classes(self) -> int:
+        """Number of classes ``K`` (label 0, unlabeled, is not counted)."""
+        return len(self.class_names)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """``(H, W, C)`` of the cube."""
+        return tuple(self.cube.data.shape)  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        h, w, c = self.shape
+        n_lab = int(np.count_nonzero(self.labels))
+        return (
+            f"Scene(name={self.name!r}, shape=({h}, {w}, {c}), num_classes={self.num_classes}, "
+            f"labeled={n_lab})"
+        )

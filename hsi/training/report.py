@@ -1,0 +1,116 @@
+"""Artefacts of a training run: metrics.json, predictions, figures and the summary table.
+
+Figures are drawn on ``matplotlib.figure.Figure`` objects directly (no pyplot state),
+so they work headless and in worker processes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+
+def write_json_atomic(path: str | Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` as indented JSON via a temporary file and a rename."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            json.dump(payload, fh, indent=2, sort_keys=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def plot_confusion(confusion: np.ndarray, class_names: list[str], path: str | Path, title: str = "") -> Figure:
+    """Row-normalized confusion matrix (recall per true class) with raw counts annotated."""
+    cm = np.asarray(confusion, dtype=np.float64)
+    rows = cm.sum(axis=1, keepdims=True)
+    norm = np.divide(cm, rows, out=np.zeros_like(cm), where=rows > 0)
+    k = len(class_names)
+    size = max(5.0, 0.45 * k + 2.5)
+    fig = Figure(figsize=(size + 1.0, size))
+    ax = fig.add_subplot()
+    im = ax.imshow(norm, cmap="Blues", vmin=0.0, vmax=1.0)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="fraction of true class")
+    ax.set_xticks(range(k), class_names, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(k), class_names, fontsize=8)
+    ax.set_xlabel("predicted class")
+    ax.set_ylabel("true class")
+    if k <= 20:
+        for i in range(k):
+            for j in range(k):
+                if cm[i, j]:
+                    colour = "white" if norm[i, j] > 0.5 else "black"
+                    ax.text(j, i, f"{int(cm[i, j])}", ha="center", va="center", fontsize=6, color=colour)
+    ax.set_title(title or "Test confusion matrix")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return fig
+
+
+def read_epoch_history(log_dir: str | Path) -> dict[int, dict[str, float]]:
+    """Per-epoch metrics from Lightning ``CSVLogger`` files under ``log_dir`` (all versions, in order)."""
+    history: dict[int, dict[str, float]] = {}
+    files = sorted(Path(log_dir).glob("**/metrics.csv"), key=lambda p: p.stat().st_mtime)
+    for file in files:
+        with open(file, newline="") as fh:
+            for row in csv.DictReader(fh):
+                if not row.get("epoch"):
+                    continue
+                epoch = int(float(row["epoch"]))
+                entry = history.setdefault(epoch, {})
+                for key, value in row.items():
+                    if key not in ("epoch", "step") and value not in ("", None):
+                        entry[key] = float(value)
+    return dict(sorted(history.items()))
+
+
+def plot_curves(history: dict[int, dict[str, float]], path: str | Path) -> Figure:
+    """Loss (train and val) and validation OA / AA / kappa against the epoch."""
+    fig = Figure(figsize=(10, 4))
+    ax_loss, ax_acc = fig.subplots(1, 2)
+    epochs = sorted(history)
+    for key, style in (("train_loss", "-o"), ("val_loss", "-s")):
+        xs = [e for e in epochs if key in history[e]]
+        ax_loss.plot(xs, [history[e][key] for e in xs], style, label=key, markersize=3)
+    for key in ("train_acc", "val_oa", "val_aa", "val_kappa"):
+        xs = [e for e in epochs if key in history[e]]
+        ax_acc.plot(xs, [history[e][key] for e in xs], "-o", label=key, markersize=3)
+    ax_loss.set_xlabel("epoch")
+    ax_loss.set_ylabel("cross-entropy")
+    ax_acc.set_xlabel("epoch")
+    ax_acc.set_ylim(0.0, 1.0)
+    for ax in (ax_loss, ax_acc):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return fig
+
+
+def format_summary(metrics: dict[str, Any]) -> str:
+    """The end-of-run table: per-class accuracy with support, then OA / AA / kappa."""
+    names = metrics["class_names"]
+    per_class = metrics["per_class"]
+    support = metrics["support"]
+    width = max([len("class")] + [len(n) for n in names])
+    lines = [f"{'class':<{width}}  {'test px':>8}  {'accuracy':>8}", "-" * (width + 20)]
+    for name in names:
+        acc = per_class.get(name)
+        acc_txt = "   n/a" if acc is None else f"{100 * acc:7.2f}%"
+        lines.append(f"{name:<{width}}  {support[name]:>8d}  {acc_txt:>8}")
+    lines.append("-" * (width + 20))
+    for key, label in (("oa", "OA"), ("aa", "AA")):
+        lines.append(f"{label:<{width}}  {'':>8}  {100 * metrics[key]:7.2f}%")
+    lines.append(f"{'kappa':<{width}}  {'':>8}  {metrics['kappa']:8.4f}")
+    return "\n".join(lines)

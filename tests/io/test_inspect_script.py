@@ -1,0 +1,97 @@
+"""scripts/inspect.py: printed facts on small files, exit code 2 and one stderr line on bad input."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+import scipy.io
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "inspect.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("hsi_inspect_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # must do no work at import time
+    return module
+
+
+@pytest.fixture
+def cube_file(tmp_path, io_files):
+    cube = io_files.make_cube(shape=(7, 5, 6))
+    cube[0, 0, 1] = np.nan
+    cube[1, 2, 1] = np.nan
+    cube[..., 4] = 0.25  # constant band
+    path = tmp_path / "chw.mat"
+    scipy.io.savemat(path, {"img": cube.transpose(2, 0, 1), "wavelengths": np.linspace(900, 400, 6),
+                            "gt": np.ones((7, 5), np.uint8)})
+    return path
+
+
+def test_prints_facts_of_a_cube(script, cube_file, capsys):
+    assert script.main([str(cube_file)]) == 0
+    out = capsys.readouterr().out
+    assert "'img' (6 x 7 x 5 float32)" in out and "'gt' (7 x 5 uint8)" in out
+    assert "chosen key: img" in out
+    assert "shape (H x W x C): 7 x 5 x 6" in out
+    assert "layout: CHW -> HWC (axis 0 matches the 6 wavelengths)" in out
+    assert "wavelengths: 400 - 900 nm, 6 bands, ascending; file order: reversed" in out
+    assert "NaN: 2  Inf: 0" in out
+    assert "constant bands: 1 [1]" in out  # band 4 in file order is band 1 once reversed
+    assert "per-band max, quantiles 0/25/50/75/100%: 0.25 / " in out
+    assert "band 1 500 nm: min 0.25 max 0.25" in out
+
+
+def test_explicit_key_and_layout(script, cube_file, capsys):
+    assert script.main([str(cube_file), "--key", "img", "--layout", "CWH"]) == 0
+    out = capsys.readouterr().out
+    assert "shape (H x W x C): 5 x 7 x 6" in out and "layout: CWH -> HWC (explicit layout=)" in out
+
+
+def test_label_map_is_summarised(script, tmp_path, capsys):
+    path = tmp_path / "gt.h5"
+    with h5py.File(path, "w") as f:
+        f["gt"] = np.array([[0, 1, 1], [2, 0, 1]], dtype=np.uint8)
+    assert script.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "label map: 2 x 3, 2 classes, 4 labeled pixels, 2 unlabeled" in out and "1: 3, 2: 1" in out
+
+
+@pytest.mark.parametrize("case", ["missing", "ambiguous", "wrong key", "corrupt"])
+def test_bad_input_exit_code_2(script, tmp_path, capsys, case):
+    path = tmp_path / "bad.h5"
+    argv = [str(path)]
+    if case == "ambiguous":
+        with h5py.File(path, "w") as f:
+            f["c"] = np.zeros((4, 4, 4), np.float32)
+    elif case == "wrong key":
+        with h5py.File(path, "w") as f:
+            f["c"] = np.zeros((4, 4, 8), np.float32)
+        argv += ["--key", "nope"]
+    elif case == "corrupt":
+        path.write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 40)
+    assert script.main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("inspect.py: error:") and str(path) in err
+    assert "Traceback" not in err
+    expected = {"missing": "no such file", "ambiguous": "layout=", "wrong key": "'nope' not found",
+                "corrupt": "HDF5"}[case]
+    assert expected in err
+
+
+def test_runs_as_a_script_despite_stdlib_name(cube_file):
+    """``python scripts/inspect.py`` must not shadow the stdlib ``inspect`` module."""
+    done = subprocess.run([sys.executable, str(SCRIPT), str(cube_file)], capture_output=True, text=True,
+                          timeout=120, cwd=SCRIPT.parents[1])
+    assert done.returncode == 0, done.stderr
+    assert "shape (H x W x C): 7 x 5 x 6" in done.stdout
+    bad = subprocess.run([sys.executable, str(SCRIPT), str(cube_file) + ".nope"], capture_output=True,
+                         text=True, timeout=120)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr

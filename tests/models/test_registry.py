@@ -1,0 +1,86 @@
+"""The model registry: names, errors, keyword checking, registration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from torch import nn
+
+from hsi.errors import HSIError
+from hsi.models import (
+    CNN2D,
+    CNN3D,
+    FCN,
+    HybridSN,
+    Spectral1DCNN,
+    UnknownModelError,
+    build_model,
+    get_model_class,
+    list_models,
+    register_model,
+    registry,
+)
+
+
+def test_names_map_to_classes_case_insensitively():
+    expected = {
+        "spectral1d": Spectral1DCNN,
+        "cnn3d": CNN3D,
+        "hybridsn": HybridSN,
+        "cnn2d": CNN2D,
+        "fcn": FCN,
+    }
+    assert set(list_models()) == set(expected)
+    for name, cls in expected.items():
+        assert get_model_class(name) is cls
+        assert get_model_class(name.upper()) is cls
+        assert type(build_model(name.upper(), 30, 3, 11)) is cls
+
+
+def test_unknown_name_lists_the_known_ones():
+    with pytest.raises(UnknownModelError) as info:
+        build_model("resnet", 30, 3, 11)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, HSIError)
+    message = str(info.value)
+    assert "'resnet'" in message
+    for name in list_models():
+        assert name in message
+
+
+def test_unknown_hyperparameter_names_the_accepted_ones():
+    expected = r"unknown hyperparameter\(s\) lr;.*channels, kernel_size, dropout"
+    with pytest.raises(TypeError, match=expected):
+        build_model("cnn2d", 30, 3, 11, lr=0.1)
+
+
+def test_hyperparameters_reach_the_model_and_accept_yaml_lists():
+    model = build_model("cnn2d", 30, 3, 11, channels=[8, 16], kernel_size=5)
+    convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
+    assert [c.out_channels for c in convs] == [8, 16]
+    assert convs[0].kernel_size == (5, 5)
+    hybrid = build_model("hybridsn", 15, 3, 9, dense_units=[32, 16], dropout=0.1)
+    linears = [m for m in hybrid.modules() if isinstance(m, nn.Linear)]
+    assert [lin.out_features for lin in linears] == [32, 16, 3]
+
+
+def test_numpy_integer_sizes_are_accepted():
+    model = build_model("cnn3d", np.int64(20), np.int32(4), np.int64(5))
+    assert (model.num_bands, model.num_classes, model.patch_size) == (20, 4, 5)
+    assert type(model.num_bands) is int
+
+
+def test_register_model_adds_a_name_and_refuses_a_taken_one(monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+
+    @register_model("tiny")
+    class Tiny(nn.Module):
+        def __init__(self, num_bands: int, num_classes: int, patch_size: int, *, hidden: int = 4):
+            super().__init__()
+            self.net = nn.Linear(num_bands * patch_size**2, num_classes)
+            self.hidden = hidden
+
+    assert "tiny" in list_models()
+    assert build_model("tiny", 3, 2, 5, hidden=7).hidden == 7
+    with pytest.raises(ValueError, match=r"'cnn2d' is already registered"):
+        register_model("cnn2d")(Tiny)
+    register_model("tiny")(Tiny)  # re-registering the same class is harmless

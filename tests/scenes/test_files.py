@@ -1,0 +1,164 @@
+"""Root resolution, missing files, and downloads (local file:// URLs: atomic and verified)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.io
+
+from hsi.errors import DatasetNotFoundError, IntegrityError
+from hsi.scenes import load_scene, register_scene, resolve_root, unregister_scene
+from hsi.scenes.benchmark import SCENES
+from hsi.scenes.files import RemoteFile, ensure_files, fetch, locate
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_root_argument_then_env_var_then_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("HSI_DATA_DIR", str(tmp_path / "env"))
+    assert resolve_root(tmp_path / "arg") == tmp_path / "arg"
+    assert resolve_root() == tmp_path / "env"
+    monkeypatch.delenv("HSI_DATA_DIR")
+    assert resolve_root() == Path("~/.cache/hsi").expanduser()
+
+
+def test_env_var_is_used_by_load_scene(monkeypatch, tmp_path):
+    monkeypatch.setenv("HSI_DATA_DIR", str(tmp_path))
+    with pytest.raises(DatasetNotFoundError, match=str(tmp_path / "pavia_university")):
+        load_scene("pavia_university")
+
+
+def test_locate_prefers_scene_folder_then_flat_root(tmp_path):
+    (tmp_path / "x.mat").write_bytes(b"flat")
+    assert locate(tmp_path, "scene", ["x.mat"]) == tmp_path / "x.mat"
+    (tmp_path / "scene").mkdir()
+    (tmp_path / "scene" / "x.mat").write_bytes(b"nested")
+    assert locate(tmp_path, "scene", ["x.mat"]) == tmp_path / "scene" / "x.mat"
+    assert locate(tmp_path, "scene", ["y.mat"]) is None
+
+
+def test_missing_files_name_files_folder_urls_and_readme(tmp_path):
+    root = tmp_path / "nothing_here"
+    with pytest.raises(DatasetNotFoundError) as info:
+        load_scene("indian_pines", root=root)
+    msg = str(info.value)
+    assert "Indian_pines_corrected.mat" in msg and "Indian_pines_gt.mat" in msg
+    assert str(root / "indian_pines") in msg
+    assert "http://www.ehu.eus/ccwintco/uploads/6/67/Indian_pines_corrected.mat" in msg
+    assert "data/README.md" in msg and "download=True" in msg
+    assert isinstance(info.value, FileNotFoundError)
+    assert not root.exists()  # nothing is written unless downloading
+
+
+def _fake_salinas_a_source(tmp_path: Path, shared_gt: Path | None) -> Path:
+    src = tmp_path / "server"
+    src.mkdir()
+    cube = np.random.default_rng(0).integers(0, 5000, size=(83, 86, 204), dtype=np.int16)
+    scipy.io.savemat(src / "SalinasA_corrected.mat", {"salinasA_corrected": cube})
+    if shared_gt is not None:
+        shutil.copyfile(shared_gt, src / "SalinasA_gt.mat")
+    else:
+        gt = np.zeros((83, 86), np.uint8)
+        gt[10:20, 10:20] = 1
+        gt[30:40, 30:40] = 10
+        scipy.io.savemat(src / "SalinasA_gt.mat", {"salinasA_gt": gt})
+    return src
+
+
+def _register_local(src: Path, name: str, sha_cube: str | None, sha_gt: str | None):
+    base = next(s for s in SCENES if s.name == "salinas_a")
+    scene = dataclasses.replace(
+        base,
+        name=name,
+        cube=RemoteFile("SalinasA_corrected.mat", (src / "SalinasA_corrected.mat").as_uri(), sha256=sha_cube),
+        gt=RemoteFile("SalinasA_gt.mat", (src / "SalinasA_gt.mat").as_uri(), sha256=sha_gt),
+    )
+    return register_scene(scene.spec(), overwrite=True)
+
+
+def test_download_writes_atomically_and_verifies(tmp_path):
+    src = _fake_salinas_a_source(tmp_path, None)
+    root = tmp_path / "root"
+    _register_local(src, "salinas_a_dl", _sha(src / "SalinasA_corrected.mat"), _sha(src / "SalinasA_gt.mat"))
+    try:
+        with pytest.raises(DatasetNotFoundError, match="download=True"):
+            load_scene("salinas_a_dl", root=root)
+        scene = load_scene("salinas_a_dl", root=root, download=True)
+    finally:
+        unregister_scene("salinas_a_dl")
+    folder = root / "salinas_a_dl"
+    assert sorted(p.name for p in folder.iterdir()) == ["SalinasA_corrected.mat", "SalinasA_gt.mat"]
+    assert _sha(folder / "SalinasA_corrected.mat") == _sha(src / "SalinasA_corrected.mat")
+    assert scene.cube.data.shape == (83, 86, 204)
+    assert np.bincount(scene.labels.ravel()).tolist() == [83 * 86 - 200, 100, 100]
+    assert scene.meta["label_values"] == [1, 10, 11, 12, 13, 14]
+
+
+def test_checksum_mismatch_raises_and_leaves_nothing(tmp_path):
+    src = _fake_salinas_a_source(tmp_path, None)
+    root = tmp_path / "root"
+    _register_local(src, "salinas_a_bad", "0" * 64, None)
+    try:
+        with pytest.raises(IntegrityError, match="SHA-256"):
+            load_scene("salinas_a_bad", root=root, download=True)
+    finally:
+        unregister_scene("salinas_a_bad")
+    folder = root / "salinas_a_bad"
+    assert not (folder / "SalinasA_corrected.mat").exists()
+    assert not [p for p in folder.iterdir() if p.name.startswith(".") or p.suffix == ".part"]
+
+
+def test_download_without_checksum_is_verified_by_shape_and_removed(tmp_path):
+    src = tmp_path / "server"
+    src.mkdir()
+    scipy.io.savemat(src / "SalinasA_corrected.mat", {"salinasA_corrected": np.zeros((83, 86, 5), np.int16)})
+    scipy.io.savemat(src / "SalinasA_gt.mat", {"salinasA_gt": np.ones((83, 86), np.uint8)})
+    root = tmp_path / "root"
+    _register_local(src, "salinas_a_shape", None, None)
+    try:
+        with pytest.raises(IntegrityError, match=r"\(83, 86, 5\).*\(83, 86, 204\)"):
+            load_scene("salinas_a_shape", root=root, download=True)
+    finally:
+        unregister_scene("salinas_a_shape")
+    assert list((root / "salinas_a_shape").iterdir()) == []
+
+
+def test_fetch_size_mismatch_and_success(tmp_path):
+    payload = tmp_path / "payload.bin"
+    payload.write_bytes(b"x" * 3000)
+    dest = tmp_path / "out" / "payload.bin"
+    with pytest.raises(IntegrityError, match="3000 bytes"):
+        fetch(payload.as_uri(), dest, RemoteFile("payload.bin", size=10), progress=False)
+    assert not dest.exists() and list(dest.parent.iterdir()) == []
+    spec = RemoteFile("payload.bin", size=3000, sha256=_sha(payload))
+    assert fetch(payload.as_uri(), dest, spec, progress=True) == dest
+    assert dest.read_bytes() == payload.read_bytes()
+
+
+def test_failed_download_is_dataset_not_found_with_cause(tmp_path):
+    spec = RemoteFile("gone.mat", (tmp_path / "no_such_file.mat").as_uri())
+    with pytest.raises(DatasetNotFoundError, match="gone.mat") as info:
+        ensure_files("demo", [spec], tmp_path / "root", download=True)
+    assert info.value.__cause__ is not None
+    assert not (tmp_path / "root" / "demo" / "gone.mat").exists()
+
+
+def test_download_without_url_explains(tmp_path):
+    with pytest.raises(DatasetNotFoundError, match="no direct download link"):
+        load_scene("urban", root=tmp_path, download=True)
+
+
+def test_placed_files_checksum_option(tmp_path, shared_data):
+    src = _fake_salinas_a_source(tmp_path, shared_data / "salinas_a" / "SalinasA_gt.mat")
+    root = tmp_path / "root"
+    shutil.copytree(src, root / "salinas_a")
+    load_scene("salinas_a", root=root)  # placed files are used; shape verified
+    with pytest.raises(IntegrityError, match="SalinasA_corrected.mat"):
+        load_scene("salinas_a", root=root, checksum=True)  # the fake cube is not the EHU file

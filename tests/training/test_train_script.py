@@ -1,0 +1,140 @@
+"""scripts/train.py end to end on a small synthetic scene, through a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from sklearn.metrics import accuracy_score, balanced_accuracy_score, cohen_kappa_score
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "train.py"
+SMALL_SCENE = {"height": 64, "width": 64, "bands": 24, "seed": 3}
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+def _config(tmp_path: Path, **extra) -> Path:
+    config = {
+        "scene": "synthetic",
+        "scene_options": SMALL_SCENE,
+        "model": "cnn2d",
+        "patch_size": 7,
+        "block_size": 12,
+        "batch_size": 64,
+        "lr": 3e-3,
+        "seed": 0,
+        "progress": False,
+        **extra,
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+@pytest.fixture(scope="module")
+def two_epoch_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    tmp = tmp_path_factory.mktemp("train")
+    out = tmp / "run"
+    proc = _run(["--config", str(_config(tmp)), "--epochs", "2", "--out", str(out)], cwd=tmp)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return out, proc
+
+
+def test_run_writes_every_artefact(two_epoch_run):
+    out, proc = two_epoch_run
+    for name in ("best.ckpt", "last.ckpt", "metrics.json", "predictions.npz", "confusion.png", "curves.png", "split.png"):
+        path = out / name
+        assert path.is_file() and path.stat().st_size > 0, name
+    metrics = json.loads((out / "metrics.json").read_text())
+    for key in ("oa", "aa", "kappa", "per_class", "confusion", "split", "model", "seed", "timing"):
+        assert key in metrics, key
+    assert metrics["model"] == "cnn2d" and metrics["seed"] == 0 and metrics["epochs_trained"] == 2
+    assert metrics["split"]["method"] == "block" and metrics["split"]["buffer"] == 3  # patch 7 // 2
+    assert set(metrics["per_class"]) == set(metrics["class_names"])
+    # The end-of-run summary table is printed.
+    assert "OA" in proc.stdout and "kappa" in proc.stdout and metrics["class_names"][0] in proc.stdout
+
+
+def test_metrics_agree_with_sklearn_on_saved_predictions(two_epoch_run):
+    out, _ = two_epoch_run
+    metrics = json.loads((out / "metrics.json").read_text())
+    pred = np.load(out / "predictions.npz")
+    y_true, y_pred = pred["y_true"], pred["y_pred"]
+    assert (y_true >= 0).all()  # test pixels are labeled pixels
+    assert metrics["oa"] == pytest.approx(accuracy_score(y_true, y_pred))
+    assert metrics["aa"] == pytest.approx(balanced_accuracy_score(y_true, y_pred))
+    assert metrics["kappa"] == pytest.approx(cohen_kappa_score(y_true, y_pred))
+    assert np.array(metrics["confusion"]).sum() == len(y_true) == metrics["split"]["test_pixels"]
+    np.testing.assert_allclose(pred["probs"].sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_checkpoint_carries_the_datamodule_state(two_epoch_run):
+    out, _ = two_epoch_run
+    ckpt = torch.load(out / "best.ckpt", map_location="cpu", weights_only=False)
+    state = ckpt["HSIDataModule"]
+    assert state, "the DataModule state (split, preprocessing, classes) must be in the checkpoint"
+    assert ckpt["hyper_parameters"]["model"] == "cnn2d"
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert ckpt["hyper_parameters"]["class_names"] == metrics["class_names"]
+
+
+def test_resume_continues_from_the_saved_epoch(two_epoch_run, tmp_path):
+    out, _ = two_epoch_run
+    resumed = tmp_path / "resumed"
+    proc = _run(
+        ["--config", str(_config(tmp_path)), "--epochs", "3", "--out", str(resumed), "--resume", str(out / "last.ckpt")],
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((resumed / "metrics.json").read_text())
+    assert metrics["start_epoch"] == 2 and metrics["epochs_trained"] == 3
+    # Only one epoch ran in the resumed process: its log holds epoch 2 alone.
+    logged = {int(float(line.split(",")[0])) for f in (resumed / "logs").glob("**/metrics.csv")
+              for line in f.read_text().splitlines()[1:] if line and line.split(",")[0]}
+    assert logged == {2}
+
+
+def test_same_seed_gives_same_metrics(tmp_path):
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        from train import parse_config  # noqa: PLC0415
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    from hsi.training.experiment import run_training
+
+    results = []
+    for i in range(2):
+        cfg = parse_config(["--config", str(_config(tmp_path, model="spectral1d")), "--epochs", "1", "--out", str(tmp_path / f"r{i}")])
+        results.append(run_training(cfg))
+    a, b = results
+    assert (a["oa"], a["aa"], a["kappa"]) == (b["oa"], b["aa"], b["kappa"])
+    assert a["confusion"] == b["confusion"]
+    np.testing.assert_array_equal(np.load(tmp_path / "r0" / "predictions.npz")["probs"],
+                                  np.load(tmp_path / "r1" / "predictions.npz")["probs"])
+
+
+def test_missing_scene_is_a_clear_message_not_a_traceback(tmp_path):
+    proc = _run(["--scene", "indian_pines", "--root", str(tmp_path), "--out", str(tmp_path / "out"), "--epochs", "1"], cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert "Indian_pines" in proc.stderr and str(tmp_path) in proc.stderr
+
+
+def test_unknown_config_option_is_named(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("scene: synthetic\npatch_sise: 9\n")
+    proc = _run(["--config", str(bad)], cwd=tmp_path)
+    assert proc.returncode == 2 and "patch_sise" in proc.stderr
