@@ -77,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="one JSON line per (scene, model)")
     args = parser.parse_args(argv)
 
-    logging.getLogger("lightning").setLevel(logging.ERROR)
-    logging.getLogger("lightning.pytorch").setLevel(logging.ERROR)
+    from hsi.training.experiment import quiet_lightning
+
+    quiet_lightning(logging.WARNING)
     warnings.filterwarnings("ignore")
     splits = ["block"] if args.no_random else ["block", "random"]
     rows = []

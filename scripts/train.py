@@ -120,22 +120,12 @@ def parse_config(argv: list[str] | None = None):
     return TrainConfig(**args)
 
 
-def _quiet_lightning_tips() -> None:
-    """Drop Lightning's advertising lines (\"Tip: try litlogger...\"); keep its real messages."""
-    import logging
-
-    class _NoTips(logging.Filter):
-        def filter(self, record: logging.LogRecord) -> bool:
-            return "Tip:" not in str(record.msg)
-
-    logging.getLogger("lightning.pytorch.utilities.rank_zero").addFilter(_NoTips())
-
-
 def main(argv: list[str] | None = None) -> int:
     cfg = parse_config(argv)
-    _quiet_lightning_tips()
     from hsi.errors import HSIError
-    from hsi.training.experiment import run_training
+    from hsi.training.experiment import quiet_lightning, run_training
+
+    quiet_lightning()
 
     try:
         metrics = run_training(cfg)

@@ -41,6 +41,20 @@ class CheckpointError(HSIError, ValueError):
     """A ``--resume`` checkpoint that cannot be read."""
 
 
+class _NoTips(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "Tip:" not in str(record.msg)
+
+
+def quiet_lightning(level: int = logging.INFO) -> None:
+    """Drop Lightning's advertising lines ("Tip: try litlogger..."); keep messages at ``level`` and up."""
+    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
+        logger = logging.getLogger(name)
+        logger.setLevel(level)
+        if not any(isinstance(f, _NoTips) for f in logger.filters):
+            logger.addFilter(_NoTips())
+
+
 def build_datamodule(cfg: TrainConfig, cache_dir: str | Path | None = None) -> HSIDataModule:
     """The DataModule described by ``cfg`` (nothing is loaded until ``prepare_data``)."""
     kwargs: dict[str, Any] = dict(
