@@ -75,12 +75,39 @@ def describe_cube(cube, out) -> None:
         print(f"  band {b}{where}: min {_fmt(bmin[b])} max {_fmt(bmax[b])}", file=out)
 
 
-def describe_labels(labels: np.ndarray, out) -> None:
-    """Print the facts about an (H, W) label map."""
+#: Per-class counts printed for at most this many classes; more distinct values than
+#: ``MAX_CLASSES`` suggest a 2-D data matrix (e.g. an unmixing ``Y``), not a label map.
+MAX_SHOWN = 30
+MAX_CLASSES = 255
+
+
+def describe_labels(labels: np.ndarray, out, key: str | None = None) -> None:
+    """Print the facts about an (H, W) label map (chosen ``key`` if known)."""
+    if key is not None:
+        print(f"chosen key: {key}", file=out)
     values, counts = np.unique(labels[labels != 0], return_counts=True)
     print(f"label map: {labels.shape[0]} x {labels.shape[1]}, {values.size} classes, "
           f"{int(counts.sum())} labeled pixels, {int((labels == 0).sum())} unlabeled", file=out)
-    print("per class: " + ", ".join(f"{v}: {n}" for v, n in zip(values.tolist(), counts.tolist())), file=out)
+    pairs = [f"{v}: {n}" for v, n in zip(values[:MAX_SHOWN].tolist(), counts[:MAX_SHOWN].tolist())]
+    more = f", ... ({values.size - MAX_SHOWN} more)" if values.size > MAX_SHOWN else ""
+    print("per class: " + ", ".join(pairs) + more, file=out)
+    if values.size > MAX_CLASSES:
+        print(f"warning: {values.size} distinct values is too many for a label map; this 2-D array is "
+              f"probably data (e.g. a bands x pixels matrix), not classes", file=out)
+
+
+def _label_key(arrays, key: str | None, path: str) -> str | None:
+    """The array ``read_labels`` picks (same discovery rule), or None for single-image formats."""
+    from hsi.errors import HSIError
+    from hsi.io.discovery import choose
+
+    def integer_like(info) -> bool:
+        return info.dtype == "bool" or np.issubdtype(np.dtype(info.dtype), np.integer)
+
+    try:
+        return choose(arrays, key, 2, path, "label map", prefer=integer_like).name
+    except (HSIError, TypeError):
+        return key
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,9 +134,11 @@ def main(argv: list[str] | None = None) -> int:
                 labels = read_labels(args.file, key=args.key)
             except HSIError:
                 raise cube_err from None
-            describe_labels(labels, out)
+            describe_labels(labels, out, _label_key(arrays, args.key, args.file))
         else:
             describe_cube(cube, out)
+            if cube.n_bands == 1 and np.issubdtype(np.dtype(cube.meta["original_dtype"]), np.integer):
+                describe_labels(read_labels(args.file, key=args.key), out)  # single-band class map
     except (HSIError, OSError) as err:
         message = " ".join(str(err).split())
         print(f"inspect.py: error: {message}", file=sys.stderr)

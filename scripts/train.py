@@ -29,6 +29,7 @@ HELP = {
     "scene": "registry scene to train on (synthetic, indian_pines, salinas, salinas_a, pavia_university, "
     "pavia_centre, ksc, botswana, samson, jasper_ridge, urban); synthetic needs no files",
     "root": "folder holding the scene files (None: $HSI_DATA_DIR, else ~/.cache/hsi; see data/README.md)",
+    "download": "fetch a registry scene's missing files from their public URLs (verified, then kept under --root)",
     "cube": "train on this cube file instead of a registry scene (.mat, .h5, ENVI .hdr)",
     "labels": "label map for --cube (0 = unlabeled)",
     "cube_key": "variable / dataset name of the cube inside --cube (None: discovered)",
@@ -94,8 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
         flag = "--" + name.replace("_", "-")
         if name == "fractions":
             parser.add_argument(flag, type=float, nargs=3, metavar=("TRAIN", "VAL", "TEST"), help=HELP[name])
-        elif name == "gather_on_device":
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=defaults.gather_on_device, help=HELP[name])
+        elif name in ("gather_on_device", "download"):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=getattr(defaults, name), help=HELP[name])
         else:
             parser.add_argument(flag, type=types.get(name, str), choices=choices.get(name), default=getattr(defaults, name), help=HELP[name])
     parser.add_argument("--no-progress", dest="progress", action="store_false", help="hide the progress bar")
@@ -122,7 +123,7 @@ def parse_config(argv: list[str] | None = None):
 
 def main(argv: list[str] | None = None) -> int:
     cfg = parse_config(argv)
-    from hsi.errors import HSIError
+    from hsi.errors import DatasetNotFoundError, HSIError
     from hsi.training.experiment import quiet_lightning, run_training
 
     quiet_lightning()
@@ -134,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except (HSIError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
+        if isinstance(err, DatasetNotFoundError) and not cfg.download:
+            print("(from this script: add --download to fetch them)", file=sys.stderr)
         return 2
     if metrics:
         print()

@@ -50,7 +50,16 @@ try:  # POSIX only; elsewhere builds are not serialized across processes
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["CACHE_FORMAT", "ArraySpec", "CacheEntry", "PatchCache", "canonical_json", "description_key", "file_digest"]
+__all__ = [
+    "CACHE_FORMAT",
+    "ArraySpec",
+    "CacheEntry",
+    "PatchCache",
+    "canonical_json",
+    "description_key",
+    "file_digest",
+    "json_roundtrip",
+]
 
 logger = logging.getLogger("hsi.data")
 
@@ -63,6 +72,11 @@ _N_CHUNKS = 17
 def canonical_json(obj: Any) -> str:
     """Deterministic JSON text (sorted keys, no spaces; tuples become lists)."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=True)
+
+
+def json_roundtrip(obj: Any) -> Any:
+    """The object as it reads back from JSON (tuples -> lists, numpy scalars rejected)."""
+    return json.loads(json.dumps(obj))
 
 
 def description_key(description: Mapping[str, Any]) -> str:

@@ -9,8 +9,8 @@ Flow (``prepare_data`` once per node, ``setup`` on every process):
    pixels only — or both are taken from a checkpoint (``load_state_dict``), never refitted;
 3. the transformed cube is padded (HWC) and stored with per-split centre coordinates
    and 0-based labels (``cache="cube"``), plus ``N x C x P x P`` arrays per split with
-   ``cache="patches"``, in a verified cache keyed by all of the above
-   (:mod:`hsi.data.cache`), or kept in memory when ``cache_dir`` is None (no files);
+   ``cache="patches"`` (:mod:`hsi.data.build`), in a verified cache keyed by all of the
+   above (:mod:`hsi.data.cache`), or kept in memory when ``cache_dir`` is None (no files);
 4. ``setup`` opens that cache (building it if ``prepare_data`` did not) and makes the
    datasets; the split, pipeline, class names and palette are read back from it.
 
@@ -40,34 +40,31 @@ batches as the host path.
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import lightning.pytorch as pl
 import numpy as np
 import torch
 
 from hsi.data.augment import PatchAugment
-from hsi.data.cache import CACHE_FORMAT, ArraySpec, CacheEntry, PatchCache, canonical_json, materialize
+from hsi.data.build import CacheRecipe, open_entry
+from hsi.data.cache import CacheEntry, json_roundtrip
+from hsi.data.checkpoint import check_state, make_state
 from hsi.data.collate import collate_patches
 from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, gather_index_batch
 from hsi.data.loader import HSIDataLoader
-from hsi.data.patches import PADDING_MODES, check_patch_size, gather_windows, pad_cube
+from hsi.data.patches import PADDING_MODES, check_patch_size
 from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
-from hsi.data.scene_source import LoadedSource, SourceSpec, load_source
+from hsi.data.scene_source import SourceSpec
+
+if TYPE_CHECKING:
+    from hsi.preprocess import Pipeline, Split
 
 __all__ = ["HSIDataModule"]
 
 logger = logging.getLogger("hsi.data")
-
-_SPLITS = ("train", "val", "test")
-_STATE_FORMAT = "hsi.data.HSIDataModule"
-_STATE_VERSION = 1
-
-
-def _sha(obj: Any) -> str:
-    return hashlib.sha256(canonical_json(obj).encode()).hexdigest()
 
 
 class HSIDataModule(pl.LightningDataModule):
@@ -177,138 +174,44 @@ class HSIDataModule(pl.LightningDataModule):
         self._split_obj = None
         self._pipeline_obj = None
 
-    # ================================================================== description
+    # ================================================================== cache
     @property
     def patch_size(self) -> int:
+        """Window size ``P`` (a loaded state's wins over the argument)."""
         return int(self._override["patch_size"]) if self._override else int(self.hparams.patch_size)
 
     @property
     def padding(self) -> str:
+        """Border padding mode (a loaded state's wins over the argument)."""
         return str(self._override["padding"]) if self._override else str(self.hparams.padding)
 
     @property
     def buffer(self) -> int:
+        """Split buffer in pixels (``patch_size // 2`` unless given)."""
         b = self.hparams.buffer
         return self.patch_size // 2 if b is None else int(b)
 
-    def _description(self, identity: dict[str, Any]) -> dict[str, Any]:
-        from hsi import __version__
-
+    def _recipe(self) -> CacheRecipe:
+        """The cache contents the current arguments (and any loaded state) ask for."""
         h = self.hparams
-        ov = self._override
-        return {
-            "cache_format": CACHE_FORMAT,
-            "hsi_version": __version__,
-            "source": identity,
-            "preprocess": {
-                "scaling": h.scaling,
-                "pca": h.pca,
-                "remove_bands": None if h.remove_bands is None else [int(b) for b in h.remove_bands],
-                "state_sha256": _sha(ov["pipeline"]) if ov else None,
-            },
-            "split": {
-                "method": h.split,
-                "block_size": int(h.block_size),
-                "buffer": self.buffer,
-                "fractions": [float(f) for f in h.fractions],
-                "seed": int(h.split_seed),
-                "state_sha256": _sha(ov["split"]) if ov else None,
-            },
-            "patch_size": self.patch_size,
-            "padding": self.padding,
-            "dtype": "float32",
-            "layout": "HWC",
-            "strategy": "patches" if h.cache == "patches" else "cube",
-        }
-
-    # ================================================================== building
-    def _make_split(self, src: LoadedSource):
-        from hsi.preprocess import Split, block_split, fixed_split, random_split
-
-        if self._override:
-            split = Split.from_state(self._override["split"])
-            if split.shape != src.labels.shape:
-                raise ValueError(
-                    f"the split in the loaded state is {split.shape}, the scene {src.name!r} is {src.labels.shape}"
-                )
-            if split.params.get("method") in ("block", "random") and not split.matches(src.labels):
-                raise ValueError(
-                    f"the split in the loaded state was made from a different label map than scene {src.name!r} "
-                    "(labels_sha256 differs); load the checkpoint with the scene it was trained on"
-                )
-            return split
-        h = self.hparams
-        if h.split == "block":
-            return block_split(src.labels, block_size=h.block_size, fractions=tuple(h.fractions), buffer=self.buffer,
-                               seed=h.split_seed)
-        if h.split == "random":
-            return random_split(src.labels, fractions=tuple(h.fractions), seed=h.split_seed)
-        return fixed_split(src.labels, src.test_labels, val_fraction=float(h.fractions[1]), seed=h.split_seed)
-
-    def _make_pipeline(self, src: LoadedSource, split):
-        from hsi.preprocess import Pipeline, make_pipeline
-
-        if self._override:
-            return Pipeline.from_state(self._override["pipeline"])
-        h = self.hparams
-        pipe = make_pipeline(scaling=h.scaling, pca=h.pca, remove_bands=h.remove_bands)
-        return pipe.fit(src.cube, split.train, wavelengths=src.wavelengths)
-
-    def _builder(self, src: LoadedSource):
-        def build() -> tuple[dict[str, np.ndarray | ArraySpec], dict[str, Any]]:
-            split = self._make_split(src)
-            pipeline = self._make_pipeline(src, split)
-            x = np.asarray(pipeline.transform(src.cube), dtype=np.float32)
-            p = self.patch_size
-            padded = pad_cube(x, p, self.padding)
-            del x
-            labels = src.labels
-            masks = {"train": split.train, "val": split.val, "test": split.test, "labeled": labels > 0,
-                     "all": np.ones(labels.shape, dtype=bool)}
-            arrays: dict[str, np.ndarray | ArraySpec] = {"cube": padded, "label_map": labels.astype(np.int64)}
-            for name, mask in masks.items():
-                coords = np.argwhere(mask).astype(np.int64)  # row-major order
-                arrays[f"{name}_coords"] = coords
-                arrays[f"{name}_labels"] = labels[coords[:, 0], coords[:, 1]].astype(np.int64) - 1
-                if self.hparams.cache == "patches" and name in _SPLITS:
-                    arrays[f"{name}_patches"] = ArraySpec(  # N x C x P x P, stored (N, P, P, C)
-                        (coords.shape[0], p, p, padded.shape[2]), "<f4", functools.partial(_fill_patches, padded, coords, p)
-                    )
-            state = {
-                "split": split.to_state(),
-                "pipeline": pipeline.to_state(),
-                "scene": {
-                    "name": src.name,
-                    "class_names": list(src.class_names),
-                    "palette": np.asarray(src.palette).astype(int).tolist(),
-                    "label_values": [int(v) for v in src.label_values],
-                    "wavelengths": None if src.wavelengths is None else np.asarray(src.wavelengths).tolist(),
-                    "num_bands_in": int(src.cube.shape[2]),
-                },
-            }
-            return arrays, state
-
-        return build
+        return CacheRecipe(
+            scaling=h.scaling,
+            pca=h.pca,
+            remove_bands=h.remove_bands,
+            split_method=h.split,
+            block_size=h.block_size,
+            buffer=self.buffer,
+            fractions=tuple(h.fractions),
+            split_seed=h.split_seed,
+            patch_size=self.patch_size,
+            padding=self.padding,
+            strategy="patches" if h.cache == "patches" else "cube",
+            checkpoint=self._override,
+        )
 
     def _resolve(self) -> CacheEntry:
         """Open (or build) the cache for the current arguments; in memory if ``cache_dir`` is None."""
-        identity = self.source.identity()
-        src = None
-        if identity is None:  # registry scenes: files known only after loading
-            src = load_source(self.source)
-            identity = src.identity
-        description = self._description(identity)
-        if self.in_memory:
-            src = src or load_source(self.source)
-            arrays, state = self._builder(src)()
-            return CacheEntry({k: materialize(v) for k, v in arrays.items()}, json_roundtrip(state), None, True,
-                              {"description": description})
-        cache = PatchCache(self.hparams.cache_dir, description, prefix=self.source.name)
-
-        def build():
-            return self._builder(src or load_source(self.source))()
-
-        return cache.open_or_build(build)
+        return open_entry(self.source, self._recipe(), None if self.in_memory else self.hparams.cache_dir)
 
     @property
     def in_memory(self) -> bool:
@@ -357,6 +260,7 @@ class HSIDataModule(pl.LightningDataModule):
 
     @property
     def train_dataset(self) -> HSIPatchDataset:
+        """Training patches (augmented when ``augment=True``)."""
         return self._dataset("train")
 
     @property
@@ -369,6 +273,7 @@ class HSIDataModule(pl.LightningDataModule):
 
     @property
     def predict_dataset(self) -> HSIPatchDataset:
+        """The ``predict_on`` pixels; ``.coords`` are their (row, col) centres."""
         return self._dataset("predict")
 
     def _loader(self, ds: HSIPatchDataset, sampler: Any = None, with_coords: bool = False) -> HSIDataLoader:
@@ -384,6 +289,7 @@ class HSIDataModule(pl.LightningDataModule):
         )
 
     def train_dataloader(self) -> HSIDataLoader:
+        """Shuffled per epoch by a seeded sampler (class-balanced with ``balanced_sampling``)."""
         ds = self.train_dataset
         if self.hparams.balanced_sampling:
             num_replicas, rank = distributed_context(self.trainer)
@@ -399,6 +305,7 @@ class HSIDataModule(pl.LightningDataModule):
         return self._loader(self.test_dataset)
 
     def predict_dataloader(self) -> HSIDataLoader:
+        """Batches of ``(patches, labels, coords)``."""
         return self._loader(self.predict_dataset, with_coords=True)
 
     # ================================================================== device path
@@ -428,14 +335,17 @@ class HSIDataModule(pl.LightningDataModule):
 
     @property
     def scene_name(self) -> str:
+        """Name of the source scene."""
         return str(self._scene_state["name"])
 
     @property
     def class_names(self) -> list[str]:
+        """Names of classes 1..K."""
         return list(self._scene_state["class_names"])
 
     @property
     def num_classes(self) -> int:
+        """Number of classes K."""
         return len(self._scene_state["class_names"])
 
     @property
@@ -450,6 +360,7 @@ class HSIDataModule(pl.LightningDataModule):
 
     @property
     def wavelengths(self) -> np.ndarray | None:
+        """Band centres of the source (before preprocessing), or None."""
         wl = self._scene_state.get("wavelengths")
         return None if wl is None else np.asarray(wl, dtype=np.float64)
 
@@ -465,11 +376,13 @@ class HSIDataModule(pl.LightningDataModule):
 
     @property
     def image_shape(self) -> tuple[int, int]:
+        """``(H, W)`` of the scene."""
         shape = self._ensure_entry().load("label_map").shape
         return int(shape[0]), int(shape[1])
 
     @property
-    def split(self):  # -> hsi.preprocess.Split
+    def split(self) -> Split:
+        """The train/val/test split in use."""
         if self._split_obj is None:
             from hsi.preprocess import Split
 
@@ -477,7 +390,8 @@ class HSIDataModule(pl.LightningDataModule):
         return self._split_obj
 
     @property
-    def pipeline(self):  # -> hsi.preprocess.Pipeline
+    def pipeline(self) -> Pipeline:
+        """The preprocessing pipeline fitted on the training pixels."""
         if self._pipeline_obj is None:
             from hsi.preprocess import Pipeline
 
@@ -485,7 +399,7 @@ class HSIDataModule(pl.LightningDataModule):
         return self._pipeline_obj
 
     @property
-    def cache_path(self):
+    def cache_path(self) -> Path | None:
         """The cache folder in use (None in memory)."""
         return self._ensure_entry().path
 
@@ -493,40 +407,12 @@ class HSIDataModule(pl.LightningDataModule):
     def state_dict(self) -> dict[str, Any]:
         """JSON-only state: fitted pipeline, split, class names, palette, patch size, label mapping."""
         entry = self._ensure_entry()
-        scene = entry.state["scene"]
-        return {
-            "format": _STATE_FORMAT,
-            "format_version": _STATE_VERSION,
-            "scene_name": scene["name"],
-            "class_names": list(scene["class_names"]),
-            "palette": scene["palette"],
-            "label_values": list(scene["label_values"]),
-            "wavelengths": scene.get("wavelengths"),
-            "num_bands_in": int(scene["num_bands_in"]),
-            "num_bands": self.num_bands,
-            "num_classes": len(scene["class_names"]),
-            "image_shape": list(self.image_shape),
-            "patch_size": self.patch_size,
-            "padding": self.padding,
-            "split": entry.state["split"],
-            "pipeline": entry.state["pipeline"],
-        }
+        return make_state(entry.state, num_bands=self.num_bands, image_shape=self.image_shape,
+                          patch_size=self.patch_size, padding=self.padding)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Reuse a checkpoint's split and fitted pipeline (no refitting) from now on."""
-        if not isinstance(state_dict, dict) or state_dict.get("format") != _STATE_FORMAT:
-            raise ValueError(
-                f"HSIDataModule.load_state_dict: expected a state with format {_STATE_FORMAT!r}, "
-                f"found {state_dict.get('format') if isinstance(state_dict, dict) else type(state_dict).__name__!r}"
-            )
-        if state_dict.get("format_version") != _STATE_VERSION:
-            raise ValueError(
-                f"HSIDataModule.load_state_dict: unsupported format_version {state_dict.get('format_version')!r}, "
-                f"this version reads {_STATE_VERSION}"
-            )
-        missing = [k for k in ("split", "pipeline", "patch_size", "padding", "class_names") if k not in state_dict]
-        if missing:
-            raise ValueError(f"HSIDataModule.load_state_dict: state lacks keys {missing}")
+        check_state(state_dict)
         if int(state_dict["patch_size"]) != int(self.hparams.patch_size):
             logger.warning("patch_size %s from the loaded state overrides the argument patch_size=%s",
                            state_dict["patch_size"], self.hparams.patch_size)
@@ -545,15 +431,3 @@ class HSIDataModule(pl.LightningDataModule):
                 f"scene's {self.class_names}"
             )
 
-
-def _fill_patches(padded: np.ndarray, coords: np.ndarray, patch_size: int, out: np.ndarray, chunk: int = 1024) -> None:
-    """Write the (N, P, P, C) patch array chunk by chunk (``out`` may be a memory map)."""
-    for start in range(0, coords.shape[0], chunk):
-        out[start : start + chunk] = gather_windows(padded, coords[start : start + chunk], patch_size).transpose(0, 2, 3, 1)
-
-
-def json_roundtrip(obj: Any) -> Any:
-    """The object as it reads back from JSON (tuples -> lists, numpy scalars rejected)."""
-    import json
-
-    return json.loads(json.dumps(obj))

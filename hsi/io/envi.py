@@ -13,13 +13,17 @@ from pathlib import Path
 
 import numpy as np
 import spectral.io.envi as spy_envi
+from spectral.io.bilfile import BilFile
+from spectral.io.bipfile import BipFile
+from spectral.io.bsqfile import BsqFile
 from spectral.utilities.errors import SpyException
 
 from hsi.errors import CubeFormatError, DatasetNotFoundError, WavelengthError
 from hsi.io.source import RawSource
 
 _BINARY_EXTS = (".img", ".dat", ".raw", ".bsq", ".bil", ".bip", ".bin")
-_REQUIRED = ("samples", "lines", "bands", "data type")
+_REQUIRED = ("samples", "lines", "bands", "data type", "interleave", "byte order")
+_INTERLEAVES = {"bsq": BsqFile, "bil": BilFile, "bip": BipFile}
 _ERRORS = (SpyException, OSError, ValueError, KeyError, TypeError, IndexError, UnicodeDecodeError)
 
 
@@ -63,6 +67,25 @@ def read_header(header: Path) -> dict:
     missing = [f for f in _REQUIRED if f not in fields]
     if missing:
         raise CubeFormatError(f"{header}: ENVI header lacks required field(s) {missing}")
+    # spectral compares these case-sensitively and silently falls back (an interleave of
+    # "Bil" is read as BSQ, a byte order of 2 as big-endian), so check and normalise them.
+    interleave = str(fields["interleave"]).strip().lower()
+    if interleave not in _INTERLEAVES:
+        raise CubeFormatError(
+            f"{header}: ENVI interleave {fields.get('interleave')!r} is not one of bsq, bil, bip"
+        )
+    fields["interleave"] = interleave
+    byte_order = str(fields["byte order"]).strip()
+    if byte_order not in ("0", "1"):
+        raise CubeFormatError(
+            f"{header}: ENVI byte order {fields.get('byte order')!r} is not 0 (little-endian) or 1 (big-endian)"
+        )
+    fields["byte order"] = byte_order
+    if "spectral library" in str(fields.get("file type", "")).lower():
+        raise CubeFormatError(
+            f"{header}: an ENVI spectral library (file type {fields['file type']!r}) holds spectra, "
+            f"not an image cube; read it with spectral.envi.open"
+        )
     return fields
 
 
@@ -120,7 +143,10 @@ def open_envi(path: Path) -> RawSource:
     fields = read_header(header)
     check_size(fields, header, binary)
     try:
-        image = spy_envi.open(str(header), str(binary))
+        spy_envi.check_compatibility(fields)
+        params = spy_envi.gen_params(fields)
+        params.filename = str(binary)
+        image = _INTERLEAVES[fields["interleave"]](params, fields)
         array = image.open_memmap(interleave="bip", writable=False)
     except _ERRORS as err:
         raise CubeFormatError(f"{binary}: could not open ENVI image ({type(err).__name__}: {err})") from err
@@ -136,8 +162,8 @@ def open_envi(path: Path) -> RawSource:
         scale_factor=_scalar(fields, "reflectance scale factor", header),
         extra={
             "header": str(header),
-            "interleave": str(fields.get("interleave", "bsq")).lower(),
-            "byte_order": int(fields.get("byte order", 0)),
+            "interleave": fields["interleave"],
+            "byte_order": int(fields["byte order"]),
             "header_offset": int(fields.get("header offset", 0)),
         },
     )

@@ -55,22 +55,32 @@ _PREFIX = re.compile(r"^\s*\d+\s*[-_.:)]?\s*")
 
 
 def _load_mat(path: Path, names: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
-    """Variables of a MATLAB v5 or v7.3 file (v7.3 arrays put back in MATLAB orientation)."""
+    """Variables of a MATLAB v5 or v7.3 file (v7.3 arrays put back in MATLAB orientation).
+
+    Empty, truncated or corrupt files raise :class:`CubeFormatError` naming the file.
+    """
     import scipy.io
 
-    try:
-        return scipy.io.loadmat(path, variable_names=names)
-    except NotImplementedError:  # v7.3 = HDF5
+    from hsi.io.matlab import READ_ERRORS, is_v73
+
+    if is_v73(path):  # HDF5 inside
         import h5py
 
         out: dict[str, np.ndarray] = {}
-        with h5py.File(path, "r") as handle:
-            for name in names or list(handle.keys()):
-                if name in handle and isinstance(handle[name], h5py.Dataset):
-                    out[name] = np.asarray(handle[name]).T
+        try:
+            with h5py.File(path, "r") as handle:
+                for name in names or list(handle.keys()):
+                    if name in handle and isinstance(handle[name], h5py.Dataset):
+                        out[name] = np.asarray(handle[name]).T
+        except (OSError, ValueError, KeyError, RuntimeError) as err:
+            raise CubeFormatError(f"{path}: corrupt or truncated MATLAB v7.3 file ({err})") from err
         return out
-    except (ValueError, OSError) as err:
-        raise CubeFormatError(f"{path}: cannot be read as a MATLAB file ({err})") from err
+    try:
+        return scipy.io.loadmat(path, variable_names=names)
+    except READ_ERRORS as err:
+        raise CubeFormatError(
+            f"{path}: cannot be read as a MATLAB file ({type(err).__name__}: {err})"
+        ) from err
 
 
 def parse_endmember_names(cood: Any) -> list[str]:

@@ -22,6 +22,7 @@ class TrainConfig:
 
     scene: str | None = "synthetic"
     root: str | None = None
+    download: bool = False
     cube: str | None = None
     labels: str | None = None
     cube_key: str | None = None

@@ -64,7 +64,7 @@ def build_datamodule(cfg: TrainConfig, cache_dir: str | Path | None = None) -> H
         labels_path=cfg.labels,
         cube_key=cfg.cube_key,
         labels_key=cfg.labels_key,
-        scene_options=dict(cfg.scene_options) or None,
+        scene_options={**cfg.scene_options, **({"download": True} if cfg.download else {})} or None,
         scaling=cfg.scaling,
         pca=_int_if_whole(cfg.pca),
         split=cfg.split,
@@ -164,12 +164,19 @@ def run_training(cfg: TrainConfig) -> dict[str, Any]:
         warnings.filterwarnings("ignore", message=".*does not have many workers.*")
         # The output folder is ours: it holds the cache and logs beside the checkpoints.
         warnings.filterwarnings("ignore", message="Checkpoint directory .* exists and is not empty")
-        trainer.fit(task, datamodule=datamodule, ckpt_path=cfg.resume)
+        try:
+            trainer.fit(task, datamodule=datamodule, ckpt_path=cfg.resume)
+        except SystemExit:  # Lightning exits after saving on Ctrl-C; say where the state went
+            if not trainer.interrupted:
+                raise
     fit_seconds = time.perf_counter() - fit_started
     if trainer.interrupted:
-        raise KeyboardInterrupt(f"training interrupted; the last state is in {last_ckpt.dirpath}/last.ckpt")
+        last = Path(last_ckpt.dirpath or out) / "last.ckpt"
+        raise KeyboardInterrupt(f"training stopped; its state is in {last} (continue with --resume {last})")
     if not trainer.is_global_zero:
+        _leave_process_group()
         return {}
+    _leave_process_group()  # evaluation below runs in this process alone
 
     best_path = best_ckpt.best_model_path or last_ckpt.last_model_path
     test_started = time.perf_counter()
@@ -225,6 +232,13 @@ def run_training(cfg: TrainConfig) -> dict[str, Any]:
     plot_split(datamodule.split, labels=datamodule.labels, path=out / "split.png", title=f"{metrics['scene']}: {cfg.split} split")
     metrics["summary"] = format_summary(metrics)
     return metrics
+
+
+def _leave_process_group() -> None:
+    """End a DDP process group once fitting is over, so single-process evaluation cannot wait on other ranks."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
 
 
 def _load_resume_state(path: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ def write_json_atomic(path: str | Path, payload: dict[str, Any]) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp makes 0600; give the usual permissions
         with os.fdopen(fd, "w") as fh:
             json.dump(payload, fh, indent=2, sort_keys=False)
             fh.write("\n")
@@ -29,6 +30,12 @@ def write_json_atomic(path: str | Path, payload: dict[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def plot_confusion(confusion: np.ndarray, class_names: list[str], path: str | Path, title: str = "") -> Figure:

@@ -102,8 +102,8 @@ class HSIClassifier(L.LightningModule):
         loss = self._loss(logits, y)
         labeled = y != IGNORE_INDEX
         acc = (logits.argmax(1)[labeled] == y[labeled]).float().mean()
-        self.log("train_loss", loss, on_step=False, on_epoch=True, prog_bar=True, batch_size=len(y))
-        self.log("train_acc", acc, on_step=False, on_epoch=True, batch_size=len(y))
+        self.log("train_loss", loss, on_step=False, on_epoch=True, prog_bar=True, batch_size=len(y), sync_dist=True)
+        self.log("train_acc", acc, on_step=False, on_epoch=True, batch_size=len(y), sync_dist=True)
         return loss
 
     def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
@@ -116,7 +116,8 @@ class HSIClassifier(L.LightningModule):
         scores = scores_from_confusion(self.val_confusion.compute().cpu().numpy())
         self.val_confusion.reset()
         for name in ("oa", "aa", "kappa"):
-            self.log(f"val_{name}", float(np.nan_to_num(scores[name])), prog_bar=name == "oa")
+            # Identical on every rank (the confusion matrix is synchronized); sync_dist keeps Lightning quiet.
+            self.log(f"val_{name}", float(np.nan_to_num(scores[name])), prog_bar=name == "oa", sync_dist=True)
 
     def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
         x, y = batch[0], batch[1]
@@ -129,7 +130,7 @@ class HSIClassifier(L.LightningModule):
         scores["confusion"] = confusion.astype(int).tolist()
         self.test_scores = scores
         for name in ("oa", "aa", "kappa"):
-            self.log(f"test_{name}", float(np.nan_to_num(scores[name])))
+            self.log(f"test_{name}", float(np.nan_to_num(scores[name])), sync_dist=True)
 
     def predict_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> torch.Tensor:
         """Class probabilities ``(B, K)`` for the patch-centre pixels of the batch."""

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-from hsi.errors import DatasetNotFoundError
+from hsi.errors import CubeFormatError, DatasetNotFoundError
 from hsi.io import open_cube, read_cube, read_labels
 
 
@@ -117,6 +117,43 @@ def test_samson_style_header_name_from_either_file(tmp_path, io_files):
     assert header.name == "samson_1.img.hdr" and binary.name == "samson_1.img"
     for given in (header, binary):
         np.testing.assert_array_equal(read_cube(given).data, cube.astype(np.float32))
+
+
+@pytest.mark.parametrize("interleave", ["bil", "bip"])
+def test_interleave_is_case_insensitive(tmp_path, io_files, interleave):
+    # spectral alone reads "Bil"/"Bip" (not all lower or upper case) as BSQ: scrambled data
+    cube = io_files.make_cube()
+    header, _ = io_files.write_envi(tmp_path, cube, interleave=interleave)
+    text = header.read_text()
+    header.write_text(text.replace(f"interleave = {interleave}", f"interleave = {interleave.capitalize()}"))
+    out = read_cube(header)
+    assert out.meta["interleave"] == interleave
+    np.testing.assert_array_equal(out.data, cube)
+
+
+@pytest.mark.parametrize(
+    ("line", "bad", "match"),
+    [
+        ("interleave = bsq", "interleave = xyz", "interleave 'xyz'"),
+        ("byte order = 0", "byte order = 2", "byte order '2'"),
+        ("byte order = 0", "", r"lacks required field\(s\) \['byte order'\]"),
+    ],
+)
+def test_bad_interleave_or_byte_order_raises(tmp_path, io_files, line, bad, match):
+    header, _ = io_files.write_envi(tmp_path, io_files.make_cube())
+    text = header.read_text()
+    assert line in text
+    header.write_text(text.replace(line, bad))
+    with pytest.raises(CubeFormatError, match=match) as info:
+        read_cube(header)
+    assert header.name in str(info.value)
+
+
+def test_spectral_library_is_not_read_as_a_cube(tmp_path, io_files):
+    header, _ = io_files.write_envi(tmp_path, io_files.make_cube(shape=(4, 6, 1)))
+    header.write_text(header.read_text() + "file type = ENVI Spectral Library\n")
+    with pytest.raises(CubeFormatError, match="spectral library"):
+        read_cube(header)
 
 
 def test_header_without_binary(tmp_path, io_files):

@@ -64,6 +64,28 @@ def test_label_map_is_summarised(script, tmp_path, capsys):
     assert "label map: 2 x 3, 2 classes, 4 labeled pixels, 2 unlabeled" in out and "1: 3, 2: 1" in out
 
 
+def test_label_map_names_its_key_and_flags_data_matrices(script, tmp_path, capsys):
+    path = tmp_path / "two.mat"
+    scipy.io.savemat(path, {"y": np.array([[0, 3], [3, 1]], np.uint8)})
+    assert script.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "chosen key: y" in out and "label map: 2 x 2, 2 classes" in out and "warning" not in out
+    # a bands x pixels data matrix (unmixing 'Y') is no cube; its summary must stay short and say so
+    scipy.io.savemat(path, {"Y": np.arange(40 * 50, dtype=np.float64).reshape(40, 50)})
+    assert script.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "chosen key: Y" in out and "(1969 more)" in out and "too many for a label map" in out
+    assert len(out) < 2000
+
+
+def test_single_band_class_map_gets_class_counts(script, tmp_path, io_files, capsys):
+    gt = np.array([[0, 1], [2, 2], [0, 0]], np.uint8)[..., None]
+    header, _ = io_files.write_envi(tmp_path, gt, name="gt")
+    assert script.main([str(header)]) == 0
+    out = capsys.readouterr().out
+    assert "shape (H x W x C): 3 x 2 x 1" in out and "label map: 3 x 2, 2 classes" in out and "1: 1, 2: 2" in out
+
+
 @pytest.mark.parametrize("case", ["missing", "ambiguous", "wrong key", "corrupt"])
 def test_bad_input_exit_code_2(script, tmp_path, capsys, case):
     path = tmp_path / "bad.h5"

@@ -57,6 +57,25 @@ def test_missing_files_name_files_folder_urls_and_readme(tmp_path):
     assert not root.exists()  # nothing is written unless downloading
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["indian_pines", "salinas", "salinas_a", "pavia_university", "pavia_centre", "ksc", "botswana",
+     "samson", "jasper_ridge", "urban"],
+)
+def test_every_file_scene_says_what_to_place_where(tmp_path, name):
+    from hsi.scenes import get_scene_spec
+
+    root = tmp_path / "nothing_here"
+    with pytest.raises(DatasetNotFoundError) as info:
+        load_scene(name, root=root)
+    msg = str(info.value)
+    assert f"scene {name!r}" in msg and str(root / name) in msg and "data/README.md" in msg
+    for spec in get_scene_spec(name).files:
+        assert spec.filename in msg
+        assert (spec.url or "no direct link") in msg  # the URL, or where to get the file
+    assert not root.exists()
+
+
 def _fake_salinas_a_source(tmp_path: Path, shared_gt: Path | None) -> Path:
     src = tmp_path / "server"
     src.mkdir()

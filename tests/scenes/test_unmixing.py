@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import scipy.io
 
-from hsi.errors import DatasetNotFoundError, ShapeMismatchError
+from hsi.errors import CubeFormatError, DatasetNotFoundError, ShapeMismatchError
 from hsi.scenes import abundance_labels, load_scene
 from hsi.scenes.unmixing import parse_endmember_names, read_abundances, read_matlab_unmixing_cube
 
@@ -134,3 +134,28 @@ def test_urban_with_a_matlab_cube_placed(tmp_path, shared_data):
     np.testing.assert_array_equal(scene.cube.data[..., 1], y[1].reshape(307, 307, order="F"))
     assert scene.class_names == ["Asphalt Road", "Grass", "Tree", "Roof", "Metal", "Dirt"]
     assert np.bincount(scene.labels.ravel()).tolist() == URBAN_COUNTS[0.5]
+
+
+@pytest.mark.parametrize("content", [b"", b"hello" * 100, "truncated"])
+def test_unreadable_ground_truth_names_the_file(tmp_path, content):
+    path = tmp_path / "end3.mat"
+    if content == "truncated":
+        scipy.io.savemat(path, {"A": np.full((3, 100), 1 / 3)})
+        content = path.read_bytes()[:200]
+    path.write_bytes(content)
+    with pytest.raises(CubeFormatError, match="end3.mat"):  # a ValueError, not scipy's MatReadError
+        read_abundances(path)
+
+
+def test_v73_ground_truth_in_matlab_orientation(tmp_path):
+    import h5py
+
+    a = np.random.default_rng(0).dirichlet(np.ones(3), size=20).T  # (3, 20)
+    path = tmp_path / "end3.mat"
+    with h5py.File(path, "w", userblock_size=512) as handle:
+        handle["A"] = a.T  # MATLAB stores column-major: HDF5 sees the transpose
+        handle["nRow"] = np.array([[4.0]])
+        handle["nCol"] = np.array([[5.0]])
+    got, names, shape = read_abundances(path)
+    np.testing.assert_array_equal(got, a)
+    assert names is None and shape == (4, 5)

@@ -138,3 +138,48 @@ def test_unknown_config_option_is_named(tmp_path):
     bad.write_text("scene: synthetic\npatch_sise: 9\n")
     proc = _run(["--config", str(bad)], cwd=tmp_path)
     assert proc.returncode == 2 and "patch_sise" in proc.stderr
+
+
+def test_ctrl_c_leaves_a_resumable_last_checkpoint(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "interrupted"
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "--config", str(_config(tmp_path)), "--epochs", "200", "--out", str(out)],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 300
+    while not (out / "last.ckpt").exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "training ended before it could be interrupted"
+        time.sleep(0.2)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-2000:]
+    assert "--resume" in stderr and "last.ckpt" in stderr
+    ckpt = torch.load(out / "last.ckpt", map_location="cpu", weights_only=False)
+    stopped_at = int(ckpt["epoch"])
+    assert stopped_at < 199 and ckpt["HSIDataModule"]
+    resumed = _run(
+        ["--config", str(_config(tmp_path)), "--epochs", str(stopped_at + 2), "--out", str(tmp_path / "resumed"),
+         "--resume", str(out / "last.ckpt")],
+        cwd=tmp_path,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads((tmp_path / "resumed" / "metrics.json").read_text())["epochs_trained"] == stopped_at + 2
+
+
+@pytest.mark.slow
+def test_two_process_ddp_run_finishes_and_reports(tmp_path):
+    # Regression: evaluation after a DDP fit used to wait forever on the finished second rank.
+    out = tmp_path / "ddp"
+    proc = _run(["--config", str(_config(tmp_path)), "--epochs", "1", "--out", str(out),
+                 "--accelerator", "cpu", "--devices", "2", "--strategy", "ddp"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    metrics = json.loads((out / "metrics.json").read_text())
+    pred = np.load(out / "predictions.npz")
+    # Rank 0 evaluates every test pixel once (no DistributedSampler padding or sharding).
+    assert len(pred["y_true"]) == metrics["split"]["test_pixels"] == np.array(metrics["confusion"]).sum()
+    assert metrics["oa"] == pytest.approx(accuracy_score(pred["y_true"], pred["y_pred"]))
