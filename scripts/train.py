@@ -35,6 +35,7 @@ HELP = {
     "cube_key": "variable / dataset name of the cube inside --cube (None: discovered)",
     "labels_key": "variable / dataset name of the labels inside --labels (None: discovered)",
     "test_labels": "test ground-truth map, for --split fixed (--labels is then the training map)",
+    "test_labels_key": "variable / dataset name inside --test-labels (None: discovered)",
     "model": "network from the model registry (spectral1d, cnn3d, hybridsn, cnn2d, fcn)",
     "patch_size": "side of the square patch around each pixel (odd)",
     "pca": "PCA fitted on training pixels: a number of components (e.g. 30) or a variance fraction (e.g. 0.999)",

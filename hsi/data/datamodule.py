@@ -82,7 +82,7 @@ class HSIDataModule(pl.LightningDataModule):
     remove_bands : band indices removed before scaling.
     split : "block" (spatial blocks with a buffer; default) | "random" (per pixel; leaks) |
         "fixed" (``labels_path``/scene labels = train map, ``test_labels_path`` = test map).
-    test_labels_path : test map for ``split="fixed"``.
+    test_labels_path, test_labels_key : test map for ``split="fixed"`` (and its variable name; discovered when None).
     block_size, buffer, fractions, split_seed : split parameters; ``buffer=None`` means
         ``patch_size // 2`` (no labeled val/test pixel inside any training patch).
         For ``split="fixed"``, ``fractions[1]`` is the share of training pixels moved to val.
@@ -120,6 +120,7 @@ class HSIDataModule(pl.LightningDataModule):
         remove_bands: list[int] | None = None,
         split: str = "block",
         test_labels_path: str | None = None,
+        test_labels_key: str | None = None,
         block_size: int = 16,
         buffer: int | None = None,
         fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
@@ -165,6 +166,7 @@ class HSIDataModule(pl.LightningDataModule):
             labels_key=labels_key,
             scene_options=dict(scene_options or {}),
             test_labels_path=test_labels_path,
+            test_labels_key=test_labels_key,
         )
         self._override: dict[str, Any] | None = None  # split/pipeline from load_state_dict
         self._entry: CacheEntry | None = None

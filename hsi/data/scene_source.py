@@ -97,6 +97,7 @@ class SourceSpec:
     labels_key: str | None = None
     scene_options: dict[str, Any] = field(default_factory=dict)
     test_labels_path: str | None = None
+    test_labels_key: str | None = None
 
     def __post_init__(self) -> None:
         self.scene_options = dict(self.scene_options or {})
@@ -118,6 +119,8 @@ class SourceSpec:
     def identity(self) -> dict[str, Any] | None:
         """The identity when it is known without loading (synthetic, files); else None."""
         test = file_identity(self.test_labels_path) if self.test_labels_path else None
+        if test is not None and self.test_labels_key is not None:
+            test = {**test, "key": self.test_labels_key}
         if self.kind == "synthetic":
             return {"kind": "synthetic", "options": self.scene_options, "test_labels": test}
         if self.kind == "files":
@@ -146,7 +149,7 @@ def load_source(spec: SourceSpec) -> LoadedSource:
     if spec.test_labels_path:
         from hsi.io import read_labels
 
-        test_raw = read_labels(spec.test_labels_path, key=spec.labels_key)
+        test_raw = read_labels(spec.test_labels_path, key=spec.test_labels_key)
     if spec.kind == "files":
         from hsi.io import read_cube, read_labels
         from hsi.scenes.palette import make_palette

@@ -28,6 +28,7 @@ class TrainConfig:
     cube_key: str | None = None
     labels_key: str | None = None
     test_labels: str | None = None
+    test_labels_key: str | None = None
     model: str = "cnn2d"
     patch_size: int = 11
     pca: float | None = None

@@ -69,6 +69,7 @@ def build_datamodule(cfg: TrainConfig, cache_dir: str | Path | None = None) -> H
         pca=_int_if_whole(cfg.pca),
         split=cfg.split,
         test_labels_path=cfg.test_labels,
+        test_labels_key=cfg.test_labels_key,
         buffer=cfg.buffer,
         split_seed=cfg.seed,
         patch_size=cfg.patch_size,
