@@ -7,7 +7,7 @@ number most papers report; the gap between the two is the leakage.
 
     python benchmarks/bench_accuracy.py                          # synthetic + Samson (if ../shared is there)
     python benchmarks/bench_accuracy.py --scene indian_pines --root ~/hsi-data
-    python benchmarks/bench_accuracy.py --models cnn2d fcn --seeds 0 1 2 --epochs 20 --json
+    python benchmarks/bench_accuracy.py --scene samson --models cnn2d fcn --seeds 0 1 2 --epochs 20 --json
 """
 
 from __future__ import annotations
@@ -28,11 +28,16 @@ SHARED_SAMSON = REPO.parent / "shared" / "data" / "envi" / "samson"
 
 
 def _scenes(args: argparse.Namespace) -> list[tuple[str, str | None]]:
-    scenes: list[tuple[str, str | None]] = [("synthetic", None)]
-    if SHARED_SAMSON.is_dir():
-        scenes.append(("samson", str(SHARED_SAMSON)))
-    for name in args.scene or []:
-        scenes.append((name, args.root))
+    """(name, root) pairs: Samson is read from ../shared/data when no --root is given."""
+    scenes: list[tuple[str, str | None]] = []
+    for name in args.scene:
+        if name == "samson" and args.root is None:
+            if not SHARED_SAMSON.is_dir():
+                print(f"skipping samson: {SHARED_SAMSON} not found (give --root)", file=sys.stderr)
+                continue
+            scenes.append((name, str(SHARED_SAMSON)))
+        else:
+            scenes.append((name, args.root))
     return scenes
 
 
@@ -71,8 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--patch-size", type=int, default=11)
     parser.add_argument("--pca", type=int, default=30, help="PCA components for the spatial CNNs")
     parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--scene", nargs="*", help="extra registry scenes the user has downloaded")
-    parser.add_argument("--root", default=None, help="data root for --scene")
+    parser.add_argument("--scene", nargs="+", default=["synthetic", "samson"],
+                        help="registry scenes (synthetic needs no files; samson is read from ../shared/data)")
+    parser.add_argument("--root", default=None, help="data root of the --scene files (see data/README.md)")
     parser.add_argument("--no-random", action="store_true", help="skip the random-split comparison")
     parser.add_argument("--json", action="store_true", help="one JSON line per (scene, model)")
     args = parser.parse_args(argv)

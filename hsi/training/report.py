@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 
 def write_json_atomic(path: str | Path, payload: dict[str, Any]) -> None:
@@ -98,6 +99,7 @@ def plot_curves(history: dict[int, dict[str, float]], path: str | Path) -> Figur
     ax_acc.set_xlabel("epoch")
     ax_acc.set_ylim(0.0, 1.0)
     for ax in (ax_loss, ax_acc):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
