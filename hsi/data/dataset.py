@@ -34,7 +34,7 @@ import torch
 from torch.utils.data import Dataset
 
 from hsi.data.augment import PatchAugment, dihedral
-from hsi.data.patches import check_patch_size, gather_windows, pad_cube, window_view
+from hsi.data.patches import check_patch_size, gather_rows, gather_windows, pad_cube, window_view
 
 __all__ = ["HSIPatchDataset", "HSIIndexDataset", "PatchBatch", "gather_index_batch"]
 
@@ -211,14 +211,18 @@ class HSIPatchDataset(Dataset):
 
         The result is a transposed view of a fresh C-contiguous ``(B, P, P, C)`` array.
         """
+        plain = codes is None or not codes.any()
         if self.source_kind == "cube":
-            view = window_view(self._array("cube"), self.patch_size, channels_last=True)  # (H, W, P, P, C)
+            cube = self._array("cube")
             keys: tuple = (self.coords[idx, 0], self.coords[idx, 1])
+            if plain:
+                return gather_rows(cube, *keys, self.patch_size).astype(np.float32, copy=False).transpose(0, 3, 1, 2)
+            view = window_view(cube, self.patch_size, channels_last=True)  # (H, W, P, P, C)
         else:
             arr = self._array("patches")
             view = arr.transpose(0, 2, 3, 1) if self.patches_layout == "NCPP" else arr  # (N, P, P, C)
             keys = (idx,)
-        if codes is None or not codes.any():
+        if plain:
             out = np.ascontiguousarray(view[keys], dtype=np.float32)
         else:
             out = np.empty((idx.size, *view.shape[-3:]), dtype=np.float32)

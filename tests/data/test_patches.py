@@ -57,3 +57,21 @@ def test_bad_arguments_raise_clear_errors():
         pad_cube(cube, 3, "mirror")
     with pytest.raises(ValueError, match=r"\(N, 2\)"):
         gather_windows(pad_cube(cube, 3), np.zeros((3,), int), 3)
+
+
+def test_gather_rows_matches_hand_cut_windows_for_contiguous_and_strided_cubes(tmp_path):
+    from hsi.data.patches import gather_rows
+
+    rng = np.random.default_rng(7)
+    padded = rng.random((19, 23, 6), dtype=np.float32)
+    p = 5
+    rows = rng.integers(0, 19 - p + 1, 40)
+    cols = rng.integers(0, 23 - p + 1, 40)
+    np.save(tmp_path / "cube.npy", padded)
+    mapped = np.load(tmp_path / "cube.npy", mmap_mode="r")
+    strided = padded[:, :, ::2]  # bands not contiguous: the general path
+    for cube in (padded, mapped, strided):
+        out = gather_rows(cube, rows, cols, p)
+        assert out.shape == (40, p, p, cube.shape[2]) and out.flags.c_contiguous
+        for i, (r, c) in enumerate(zip(rows, cols)):
+            np.testing.assert_array_equal(out[i], cube[r : r + p, c : c + p])
