@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from hsi._atomic import write_bytes_atomic
 from hsi.errors import CacheError
 
 try:  # POSIX only; elsewhere builds are not serialized across processes
@@ -138,15 +139,6 @@ class CacheEntry:
 
 
 Builder = Callable[[], tuple[dict[str, np.ndarray | ArraySpec], dict[str, Any]]]
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 def _atomic_save_array(path: Path, value: np.ndarray | ArraySpec) -> None:
@@ -265,7 +257,7 @@ class PatchCache:
             files[name] = {"shape": list(arr.shape), "dtype": arr.dtype.str, "nbytes": size, "digest": file_digest(p, size)}
             del arr
         state_bytes = canonical_json(state).encode()
-        _atomic_write_bytes(self.path / "state.json", state_bytes)
+        write_bytes_atomic(self.path / "state.json", state_bytes)
         from hsi import __version__
 
         meta = {
@@ -278,7 +270,7 @@ class PatchCache:
             "created_by_pid": os.getpid(),
             "hsi_version": __version__,
         }
-        _atomic_write_bytes(self.path / "meta.json", json.dumps(meta, indent=1, sort_keys=True).encode())
+        write_bytes_atomic(self.path / "meta.json", json.dumps(meta, indent=1, sort_keys=True).encode())
         return CacheEntry({n: self.path / f"{n}.npy" for n in files}, json.loads(state_bytes), self.path, True, meta)
 
     def open_or_build(self, builder: Builder) -> CacheEntry:

@@ -174,10 +174,9 @@ def run_training(cfg: TrainConfig) -> dict[str, Any]:
     if trainer.interrupted:
         last = Path(last_ckpt.dirpath or out) / "last.ckpt"
         raise KeyboardInterrupt(f"training stopped; its state is in {last} (continue with --resume {last})")
+    _leave_process_group()  # evaluation below runs in rank 0 alone
     if not trainer.is_global_zero:
-        _leave_process_group()
         return {}
-    _leave_process_group()  # evaluation below runs in this process alone
 
     best_path = best_ckpt.best_model_path or last_ckpt.last_model_path
     test_started = time.perf_counter()

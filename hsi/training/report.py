@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -17,26 +15,12 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from hsi._atomic import write_bytes_atomic
+
 
 def write_json_atomic(path: str | Path, payload: dict[str, Any]) -> None:
     """Write ``payload`` as indented JSON via a temporary file and a rename."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o666 & ~_current_umask())  # mkstemp makes 0600; give the usual permissions
-        with os.fdopen(fd, "w") as fh:
-            json.dump(payload, fh, indent=2, sort_keys=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    write_bytes_atomic(path, (json.dumps(payload, indent=2) + "\n").encode())
 
 
 def plot_confusion(confusion: np.ndarray, class_names: list[str], path: str | Path, title: str = "") -> Figure:
