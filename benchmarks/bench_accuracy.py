@@ -1,30 +1,42 @@
-"""Accuracy of every model under a block split, beside the same model under a random split.
+"""Accuracy of the default run, every model and the classical baselines, block split beside random split.
 
-For each (scene, model) it trains ``--seeds`` runs with a block split (buffer =
-patch_size // 2) and the same runs with a per-pixel random split, and prints OA / AA /
-kappa as mean ± std with the mean training time. The random-split column is the
-number most papers report; the gap between the two is the leakage.
+For each scene it trains, through the real command (``hsi train``), for each seed:
 
-    python benchmarks/bench_accuracy.py                          # synthetic + Samson (if ../shared is there)
-    python benchmarks/bench_accuracy.py --scene indian_pines --root ~/hsi-data
-    python benchmarks/bench_accuracy.py --scene samson --models cnn2d fcn --seeds 0 1 2 --epochs 20 --json
+- the **default** configuration (no ``--model`` or ``--pca``): the headline row;
+- each ``--models`` entry: deep models (``--pca`` added where the registry recommends one
+  for the scene's band count) and the classical baselines ``svm`` and ``rf`` (same scene,
+  split and preprocessing, centre-pixel spectra);
+
+under a block split (buffer = patch_size // 2) and under a per-pixel random split, and
+prints OA / AA / kappa as mean ± std over seeds with the mean wall time per run. The
+random-split column is the number most papers report; the gap to the block split is the
+leakage; the ``svm`` row is the bar a deep model has to clear.
+
+    python benchmarks/bench_accuracy.py                                  # synthetic + Samson
+    python benchmarks/bench_accuracy.py --scene samson --models svm ssnet --no-random
+    python benchmarks/bench_accuracy.py --scene synthetic --scene-options height=72 --scene-options width=72
+    python benchmarks/bench_accuracy.py --json                           # one JSON line per row
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
-import logging
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_SAMSON = REPO.parent / "shared" / "data" / "envi" / "samson"
+DEFAULT_ROW = "default"
+CLASSICAL = ("svm", "rf")
+SCENE_OPTIONS = {"samson": ["purity=0.5"], "jasper_ridge": ["purity=0.5"], "urban": ["purity=0.5"]}
 
 
 def _scenes(args: argparse.Namespace) -> list[tuple[str, str | None]]:
@@ -41,88 +53,214 @@ def _scenes(args: argparse.Namespace) -> list[tuple[str, str | None]]:
     return scenes
 
 
-def _run(scene: str, root: str | None, model: str, split: str, seed: int, args: argparse.Namespace, work: Path) -> dict:
-    from hsi.training.config import TrainConfig
-    from hsi.training.experiment import run_training
+def command_line(scene: str, root: str | None, model: str, split: str, seed: int,
+                 args: argparse.Namespace, out: Path, cache: Path, num_bands: int | None) -> list[str]:
+    """The ``hsi train`` arguments of one run; ``model == "default"`` adds no --model/--pca."""
+    argv = ["train", "--scene", scene]
+    if root:
+        argv += ["--root", root]
+    for option in SCENE_OPTIONS.get(scene, []) + list(args.scene_option):
+        argv += ["--scene-options", option]
+    if model != DEFAULT_ROW:
+        argv += ["--model", model]
+        pca = _recommended_pca(model, num_bands)
+        if pca is not None:
+            argv += ["--pca", str(pca)]
+    argv += ["--split", split, "--seed", str(seed), "--out", str(out), "--cache-dir", str(cache), "--no-progress"]
+    if args.epochs is not None and model not in CLASSICAL:
+        argv += ["--epochs", str(args.epochs)]
+    return argv
 
-    cfg = TrainConfig(
-        scene=scene,
-        root=root,
-        model=model,
-        split=split,
-        seed=seed,
-        epochs=args.epochs,
-        patch_size=args.patch_size,
-        pca=args.pca if model in ("hybridsn", "cnn2d", "cnn3d") else None,
-        batch_size=args.batch_size,
-        patience=args.epochs,
-        out=str(work / f"{scene}-{model}-{split}-{seed}"),
-        cache_dir=str(work / "cache"),
-        progress=False,
-    )
-    return run_training(cfg)
+
+def _recommended_pca(model: str, num_bands: int | None) -> int | None:
+    if model in CLASSICAL or num_bands is None:
+        return None
+    from hsi.models import recommended_pca
+
+    return recommended_pca(model, num_bands)
+
+
+def run_one(argv: list[str], out: Path, direct: bool) -> dict[str, Any]:
+    """Run one training and return its ``metrics.json`` (plus the measured wall time)."""
+    started = time.perf_counter()
+    if direct:
+        run_direct(argv)
+    else:
+        from hsi.cli import main as hsi_main
+
+        with contextlib.redirect_stdout(io.StringIO()):  # the command's own summary table
+            code = hsi_main(argv)
+        if code not in (0, None):
+            raise RuntimeError(f"hsi {' '.join(argv)} exited with status {code}")
+    metrics = json.loads((out / "metrics.json").read_text())
+    metrics["wall_s"] = time.perf_counter() - started
+    return metrics
+
+
+def run_direct(argv: list[str]) -> None:
+    """Fallback for ``--direct``: the same run through the library, writing ``metrics.json``.
+
+    Deep models go through ``hsi.training.experiment.run_training``; ``svm``/``rf`` fit
+    :func:`hsi.classical.fit_classical` on the centre spectra of the same DataModule.
+    """
+    from hsi.training.config import TrainConfig
+
+    parser = argparse.ArgumentParser(prog="hsi train (direct)")
+    for flag in ("--scene", "--root", "--model", "--split", "--out", "--cache-dir"):
+        parser.add_argument(flag)
+    parser.add_argument("--scene-options", action="append", default=[])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--epochs", type=int)
+    parser.add_argument("--pca", type=float)
+    parser.add_argument("--no-progress", action="store_true")
+    ns = parser.parse_args(argv[1:])
+    options = dict(item.partition("=")[::2] for item in ns.scene_option)
+    fields = dict(scene=ns.scene, root=ns.root, split=ns.split, seed=ns.seed, out=ns.out, cache_dir=ns.cache_dir,
+                  pca=ns.pca, progress=False, scene_options={k: _number(v) for k, v in options.items()})
+    if ns.epochs is not None:
+        fields["epochs"] = ns.epochs
+    from hsi.models import DEFAULT_MODEL
+
+    fields["model"] = ns.model or DEFAULT_MODEL
+    cfg = TrainConfig(**fields)
+    if cfg.model in CLASSICAL:
+        _run_classical_direct(cfg)
+    else:
+        from hsi.training.experiment import quiet_lightning, run_training
+
+        quiet_lightning(40)
+        run_training(cfg)
+
+
+def _number(text: str) -> int | float | str:
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _centre_spectra(dataset: Any) -> np.ndarray:
+    """``(N, C)`` centre-pixel spectra of a patch dataset (flips and turns keep the centre)."""
+    parts, p = [], dataset.patch_size // 2
+    for start in range(0, len(dataset), 4096):
+        batch = dataset.__getitems__(list(range(start, min(start + 4096, len(dataset)))))
+        parts.append(batch.patches[:, :, p, p].numpy())
+    return np.concatenate(parts).astype(np.float32)
+
+
+def _run_classical_direct(cfg: Any) -> None:
+    from hsi.training.experiment import build_datamodule
+
+    from hsi._atomic import write_bytes_atomic
+    from hsi.classical import fit_classical
+    from hsi.training.metrics import scores_from_confusion
+
+    started = time.perf_counter()
+    dm = build_datamodule(cfg)
+    dm.prepare_data()
+    dm.setup("fit")
+    train, test = dm.train_dataset, dm.test_dataset
+    train.augment = None  # no spectral jitter on the baseline's training spectra
+    model = fit_classical(cfg.model, _centre_spectra(train), train.labels, seed=cfg.seed, num_classes=dm.num_classes)
+    y_pred = model.predict(_centre_spectra(test))
+    k = dm.num_classes
+    confusion = np.bincount(test.labels * k + y_pred, minlength=k * k).reshape(k, k)
+    scores = scores_from_confusion(confusion)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save(out / "model.npz")
+    metrics = {"oa": scores["oa"], "aa": scores["aa"], "kappa": scores["kappa"], "model": cfg.model,
+               "seed": cfg.seed, "confusion": confusion.tolist(), "params": model.params_,
+               "timing": {"total_s": time.perf_counter() - started}}
+    write_bytes_atomic(out / "metrics.json", json.dumps(metrics, default=float).encode())
+
+
+def _num_bands(scene: str, root: str | None, args: argparse.Namespace) -> int:
+    """Band count of the scene as loaded (before PCA), to apply the registry's PCA advice."""
+    from hsi.scenes import load_scene
+
+    options: dict[str, Any] = {}
+    for item in SCENE_OPTIONS.get(scene, []) + list(args.scene_option):
+        key, _, value = item.partition("=")
+        options[key] = float(value) if "." in value else int(value) if value.lstrip("-").isdigit() else value
+    return int(load_scene(scene, root=root, **options).cube.data.shape[2])
 
 
 def _fmt(values: list[float], pct: bool = True) -> str:
     arr = np.asarray(values, dtype=float) * (100.0 if pct else 1.0)
-    return f"{arr.mean():6.2f} ± {arr.std():5.2f}" if pct else f"{arr.mean():.4f} ± {arr.std():.4f}"
+    return f"{arr.mean():.1f} ± {arr.std():.1f}" if pct else f"{arr.mean():.3f} ± {arr.std():.3f}"
+
+
+def _row(scene: str, model: str, splits: list[str], runs: dict[str, list[dict]], args: argparse.Namespace) -> dict:
+    row: dict[str, Any] = {"scene": scene, "model": model, "seeds": args.seeds, "epochs": args.epochs}
+    for split in splits:
+        for key in ("oa", "aa", "kappa"):
+            vals = [r[key] for r in runs[split]]
+            row[f"{split}_{key}_mean"] = float(np.mean(vals))
+            row[f"{split}_{key}_std"] = float(np.std(vals))
+        row[f"{split}_s_per_run"] = float(np.mean([r["wall_s"] for r in runs[split]]))
+        row[f"{split}_resolved_model"] = sorted({str(r.get("model")) for r in runs[split]})
+    row["_runs"] = runs
+    return row
+
+
+def _row_text(row: dict, splits: list[str]) -> str:
+    parts = [f"| {row['scene']} | {row['model']}"]
+    for split in splits:
+        runs = row["_runs"][split]
+        parts.append(f"{_fmt([r['oa'] for r in runs])} | {_fmt([r['aa'] for r in runs])} | "
+                     f"{_fmt([r['kappa'] for r in runs], pct=False)}")
+    parts.append(f"{row[f'{splits[0]}_s_per_run']:.0f} |")
+    return " | ".join(parts)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Parse the options, run every (scene, row, split, seed) and print one line per row."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", nargs="+", default=["spectral1d", "cnn2d", "cnn3d", "hybridsn", "fcn"])
+    parser.add_argument("--models", nargs="+", default=["svm", "rf", "ssnet", "fcn", "spectral1d", "cnn2d", "cnn3d", "hybridsn"],
+                        help="rows after the default one: registry models and/or svm, rf")
+    parser.add_argument("--no-default", action="store_true", help="skip the default-configuration row")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--epochs", type=int, default=15)
-    parser.add_argument("--patch-size", type=int, default=11)
-    parser.add_argument("--pca", type=int, default=30, help="PCA components for the spatial CNNs")
-    parser.add_argument("--batch-size", type=int, default=128)
+    parser.add_argument("--epochs", type=int, default=None, help="--epochs of deep runs (default: the command's)")
     parser.add_argument("--scene", nargs="+", default=["synthetic", "samson"],
                         help="registry scenes (synthetic needs no files; samson is read from ../shared/data)")
     parser.add_argument("--root", default=None, help="data root of the --scene files (see data/README.md)")
+    parser.add_argument("--scene-options", action="append", default=[], metavar="KEY=VALUE",
+                        help="extra scene option for every run (e.g. height=72 for a smaller synthetic scene)")
     parser.add_argument("--no-random", action="store_true", help="skip the random-split comparison")
-    parser.add_argument("--json", action="store_true", help="one JSON line per (scene, model)")
+    parser.add_argument("--json", action="store_true", help="one JSON line per (scene, row)")
+    parser.add_argument("--direct", action="store_true",
+                        help="fallback: drive the library directly instead of hsi.cli (off by default)")
     args = parser.parse_args(argv)
 
-    from hsi.training.experiment import quiet_lightning
+    import warnings
 
-    quiet_lightning(logging.WARNING)
     warnings.filterwarnings("ignore")
     splits = ["block"] if args.no_random else ["block", "random"]
-    rows = []
+    models = ([] if args.no_default else [DEFAULT_ROW]) + list(args.models)
+    if not args.json:
+        header = " | ".join(f"{s} OA % | {s} AA % | {s} kappa" for s in splits)
+        print(f"| scene | model | {header} | s/run ({splits[0]}) |", flush=True)
     with tempfile.TemporaryDirectory(prefix="hsi-bench-") as tmp:
         work = Path(tmp)
         for scene, root in _scenes(args):
-            for model in args.models:
-                row: dict = {"scene": scene, "model": model, "seeds": args.seeds, "epochs": args.epochs}
+            num_bands = _num_bands(scene, root, args)
+            for model in models:
+                runs: dict[str, list[dict]] = {}
                 for split in splits:
-                    runs = []
+                    runs[split] = []
                     for seed in args.seeds:
-                        started = time.perf_counter()
-                        m = _run(scene, root, model, split, seed, args, work)
-                        runs.append({"oa": m["oa"], "aa": m["aa"], "kappa": m["kappa"], "s": time.perf_counter() - started})
-                    for key in ("oa", "aa", "kappa"):
-                        vals = [r[key] for r in runs]
-                        row[f"{split}_{key}_mean"] = float(np.mean(vals))
-                        row[f"{split}_{key}_std"] = float(np.std(vals))
-                    row[f"{split}_train_s"] = float(np.mean([r["s"] for r in runs]))
-                    row[f"_{split}_runs"] = runs
-                rows.append(row)
+                        out = work / f"{scene}-{model}-{split}-{seed}"
+                        cmd = command_line(scene, root, model, split, seed, args, out, work / "cache", num_bands)
+                        runs[split].append(run_one(cmd, out, args.direct))
+                row = _row(scene, model, splits, runs, args)
                 if args.json:
                     print(json.dumps({k: v for k, v in row.items() if not k.startswith("_")}), flush=True)
                 else:
                     print(_row_text(row, splits), flush=True)
     return 0
-
-
-def _row_text(row: dict, splits: list[str]) -> str:
-    parts = [f"{row['scene']:<10} {row['model']:<10}"]
-    for split in splits:
-        runs = row[f"_{split}_runs"]
-        parts.append(
-            f"{split}: OA {_fmt([r['oa'] for r in runs])}  AA {_fmt([r['aa'] for r in runs])}  "
-            f"kappa {_fmt([r['kappa'] for r in runs], pct=False)}  {row[f'{split}_train_s']:.0f} s/run"
-        )
-    return " | ".join(parts)
 
 
 if __name__ == "__main__":

@@ -1,32 +1,40 @@
 """Patch-loader throughput and cache memory on an Indian-Pines-shaped scene.
 
 Scene: the synthetic generator at 145 x 145 x 200 with ``background_fraction=0.55``
-(about 10k labeled pixels, printed; Indian Pines has 10,249); patch 11, batch 256, one process
+(about 10k labeled pixels, printed; Indian Pines has 10,249); patch 11, one process
 (``num_workers=0``, one torch/BLAS thread). Prints, in one run:
 
-- ``ours``: ``HSIDataModule`` (``cache="cube"``) labeled-pixel dataset through a
-  ``DataLoader``: one vectorized gather per batch (``__getitems__``), pass-through collate;
-  also with augmentation on, and with C-contiguous output (``channels_last=False``);
-- ``per_item``: the usual baseline — a C-first padded cube, one window sliced and copied
-  per ``__getitem__``, ``default_collate`` stacking them;
-- ``memcpy``: ``np.copyto`` of a (256, C, P, P) float32 buffer from a same-size source into
-  a preallocated one — the bytes a loader must produce, at memory speed;
+- the headline: ``hsi train``'s training loader — ``HSIDataModule`` defaults
+  (``cache="cube"``, augmentation on: the 8 flips / quarter turns folded into the gather,
+  ``channels_last=True``), ``train_dataloader()`` at batch 64 (``hsi train``'s default) and
+  256, beside the per-item baseline with the same augmentation and a plain memory copy of
+  the same bytes, each at the same batch size;
+- other configurations at batch 256: no augmentation (val/test loaders), contiguous
+  batches (``channels_last=False``), spectral scaling + noise on as well, the per-item
+  baseline without augmentation;
+- ``per_item``: the usual baseline — a C-first padded cube, one window sliced (flipped /
+  turned when augmenting) and copied per ``__getitem__``, ``default_collate`` stacking them;
+- ``memcpy``: ``np.copyto`` of a (batch, C, P, P) float32 buffer from a same-size source
+  into a preallocated one — the bytes a loader must produce, at memory speed;
 - resident memory of ``cache="cube"`` vs ``cache="patches"``: the growth of the process's
   file-backed resident set (``RssFile`` in ``/proc/self/status``) while iterating one epoch
   of the training split from each freshly opened cache (pages of the memory-mapped
-  ``.npy`` files that had to be resident), plus the cache sizes on disk.
+  ``.npy`` files that had to be resident), plus the cache sizes on disk;
+- with ``--share``: the data path's share of a whole training step (data + forward +
+  backward + optimizer step) for every registry model, from ``bench_step.py``.
 
 Throughput is the median over ``--epochs`` epochs after one warm-up epoch.
 ``--json`` prints one JSON line instead. ``--device cuda`` (or ``cpu``) also times the
 device-resident path (``gather_on_device=True``: index batches -> transfer -> gather on
 the device).
 
-    python benchmarks/bench_loader.py [--json] [--device cuda] [--epochs 3] [--cache-dir DIR]
+    python benchmarks/bench_loader.py [--json] [--device cuda] [--epochs 3] [--share] [--cache-dir DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import tempfile
@@ -42,21 +50,34 @@ H = W = 145
 BANDS = 200
 PATCH = 11
 BATCH = 256
+HSI_TRAIN_BATCH = 64
 SCENE_OPTIONS = {"height": H, "width": W, "bands": BANDS, "background_fraction": 0.55}
 
 
 class PerItemDataset(Dataset):
-    """Baseline: one (C, P, P) window sliced from a C-first padded cube per call."""
+    """Baseline: one (C, P, P) window sliced from a C-first padded cube per call.
 
-    def __init__(self, cube_chw: np.ndarray, coords: np.ndarray, labels: np.ndarray, patch_size: int):
+    With ``augment=True`` each item is flipped / turned by a symmetry drawn per call from
+    the dataset's own seeded generator, then copied (what per-item loaders do).
+    """
+
+    def __init__(self, cube_chw: np.ndarray, coords: np.ndarray, labels: np.ndarray, patch_size: int,
+                 augment: bool = False):
         self.cube, self.coords, self.labels, self.p = cube_chw, coords, labels, patch_size
+        self.augment = augment
+        self.rng = np.random.default_rng(0)
 
     def __len__(self) -> int:
         return len(self.coords)
 
     def __getitem__(self, i: int):
         y, x = self.coords[i]
-        patch = np.array(self.cube[:, y : y + self.p, x : x + self.p], dtype=np.float32)
+        window = self.cube[:, y : y + self.p, x : x + self.p]
+        if self.augment:
+            if self.rng.random() < 0.5:
+                window = window[:, :, ::-1]
+            window = np.rot90(window, int(self.rng.integers(4)), axes=(1, 2))
+        patch = np.array(window, dtype=np.float32)
         return torch.from_numpy(patch), torch.tensor(self.labels[i], dtype=torch.int64)
 
 
@@ -85,14 +106,18 @@ def _epochs(loader, n_epochs: int, convert=None) -> float:
     return statistics.median(rates)
 
 
-def _memcpy_rate(n_bands: int, n_rounds: int = 40) -> float:
-    src = np.random.default_rng(0).random((BATCH, n_bands, PATCH, PATCH), dtype=np.float32)
+def _memcpy_rate(n_bands: int, batch: int, n_rounds: int = 40) -> float:
+    """Patches/s of copying (batch, C, P, P) float32 buffers: median of 3 rounds of ``n_rounds`` copies."""
+    src = np.random.default_rng(0).random((batch, n_bands, PATCH, PATCH), dtype=np.float32)
     dst = np.empty_like(src)
     np.copyto(dst, src)
-    t0 = time.perf_counter()
-    for _ in range(n_rounds):
-        np.copyto(dst, src)
-    return BATCH * n_rounds / (time.perf_counter() - t0)
+    rates = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(n_rounds):
+            np.copyto(dst, src)
+        rates.append(batch * n_rounds / (time.perf_counter() - t0))
+    return statistics.median(rates)
 
 
 def _cache_rss_mb(dm_factory, cache: str) -> tuple[float, float]:
@@ -110,98 +135,141 @@ def _cache_rss_mb(dm_factory, cache: str) -> tuple[float, float]:
     return grown, disk
 
 
+def _rates(make, cache_dir: str, epochs: int) -> dict:
+    """Patches/s of every loader configuration, measured side by side on the training split."""
+    from hsi.data import EpochShuffleSampler, HSIDataLoader, HSIPatchDataset, PatchAugment, collate_patches
+
+    def train_loader(batch: int, **kw):
+        dm = make(batch_size=batch, **kw)
+        dm.setup("fit")
+        return dm, dm.train_dataloader()
+
+    def loader_of(dataset, batch: int = BATCH):
+        return HSIDataLoader(dataset, batch_size=batch, sampler=EpochShuffleSampler(dataset, seed=0),
+                             collate_fn=collate_patches)
+
+    dm, _ = train_loader(HSI_TRAIN_BATCH)
+    ds, cube = dm.train_dataset, dm._entry.arrays["cube"]
+    cube_chw = np.ascontiguousarray(np.asarray(dm._entry.load("cube")).transpose(2, 0, 1))
+    res: dict = {"n_patches": len(ds), "bands": dm.num_bands, "patch": PATCH, "batches": [HSI_TRAIN_BATCH, BATCH]}
+    for batch in (HSI_TRAIN_BATCH, BATCH):
+        res[f"train_loader_b{batch}"] = _epochs(train_loader(batch)[1], epochs)
+        per_item = PerItemDataset(cube_chw, ds.coords, ds.labels, PATCH, augment=True)
+        res[f"per_item_augmented_b{batch}"] = _epochs(
+            DataLoader(per_item, batch_size=batch, sampler=torch.utils.data.RandomSampler(per_item)), max(1, epochs - 1))
+        res[f"memcpy_b{batch}"] = _memcpy_rate(dm.num_bands, batch)
+        res[f"train_loader_vs_per_item_b{batch}"] = res[f"train_loader_b{batch}"] / res[f"per_item_augmented_b{batch}"]
+        res[f"train_loader_vs_memcpy_b{batch}"] = res[f"train_loader_b{batch}"] / res[f"memcpy_b{batch}"]
+    res["no_augmentation"] = _epochs(loader_of(HSIPatchDataset(ds.coords, ds.labels, PATCH, cube=cube)), epochs)
+    res["contiguous_augmented"] = _epochs(train_loader(BATCH, channels_last=False)[1], epochs)
+    spectral = PatchAugment(scale=0.1, noise=0.01)
+    res["augmented_scale_noise"] = _epochs(loader_of(HSIPatchDataset(ds.coords, ds.labels, PATCH, cube=cube,
+                                                                     augment=spectral)), epochs)
+    plain = PerItemDataset(cube_chw, ds.coords, ds.labels, PATCH)
+    res["per_item_plain"] = _epochs(DataLoader(plain, batch_size=BATCH, sampler=torch.utils.data.RandomSampler(plain)),
+                                    max(1, epochs - 1))
+    return res
+
+
+def _device_rates(make, device: torch.device, epochs: int) -> dict:
+    """Patches/s of the device-resident path and of host batches then transfer (batch 256)."""
+    from hsi.data import EpochShuffleSampler, HSIDataLoader, collate_patches
+
+    def sync(out):
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return out
+
+    res: dict = {"device": str(device)}
+    dev = make(gather_on_device=True, batch_size=BATCH)
+    dev.setup("fit")
+    ds = dev.train_dataset
+    loader = HSIDataLoader(ds, batch_size=BATCH, sampler=EpochShuffleSampler(ds, seed=0), collate_fn=collate_patches,
+                           pin_memory=device.type == "cuda")
+    res["device_resident"] = _epochs(loader, epochs, lambda b: sync(dev.on_after_batch_transfer(
+        {k: v.to(device, non_blocking=True) for k, v in b.items()}, 0)))
+    host = make(batch_size=BATCH)
+    host.setup("fit")
+    res["host_then_transfer"] = _epochs(host.train_dataloader(), epochs,
+                                        lambda b: sync((b[0].to(device), b[1].to(device))))
+    return res
+
+
+def _share_rows(cache_dir: str) -> list[dict]:
+    """bench_step.py's rows for every registry model, default memory format, batch 64, one thread."""
+    spec = importlib.util.spec_from_file_location("bench_step", Path(__file__).with_name("bench_step.py"))
+    bench_step = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_step)
+    from hsi.models import list_models
+
+    rows = bench_step.measure(list_models(), 1, HSI_TRAIN_BATCH, 4, None, cache_dir, formats=(True,))
+    torch.set_num_threads(1)
+    return rows
+
+
+def _print(res: dict) -> None:
+    print(f"scene {H}x{W}x{BANDS} -> {res['bands']} bands, {res['n_patches']} training patches, P={PATCH}")
+    print("  hsi train's training loader (DataModule defaults, augmentation on):")
+    for b in res["batches"]:
+        print(f"    batch {b:<4d} {res[f'train_loader_b{b}']:>10,.0f} patches/s   per-item (same augmentation) "
+              f"{res[f'per_item_augmented_b{b}']:>8,.0f}   memcpy {res[f'memcpy_b{b}']:>9,.0f}   "
+              f"{res[f'train_loader_vs_per_item_b{b}']:.1f}x per-item (target >= 5x), "
+              f"{res[f'train_loader_vs_memcpy_b{b}']:.0%} of memcpy (target >= 75%)")
+    print(f"  other configurations, batch {BATCH}:")
+    for key, what in (("no_augmentation", "no augmentation (val/test loaders)"),
+                      ("contiguous_augmented", "augmented, channels_last=False"),
+                      ("augmented_scale_noise", "augmented + scale 0.1 + noise 0.01"),
+                      ("per_item_plain", "per-item baseline, no augmentation"),
+                      ("device_resident", f"device-resident gather ({res.get('device')})"),
+                      ("host_then_transfer", f"host batches then transfer ({res.get('device')})")):
+        if key in res:
+            print(f"    {what:<42s} {res[key]:>10,.0f} patches/s")
+    print(f"  cache='cube'     resident {res['cube_cache_mb']:8.1f} MB  (on disk {res['cube_cache_disk_mb']:.1f} MB)")
+    print(f"  cache='patches'  resident {res['patch_cache_mb']:8.1f} MB  (on disk {res['patch_cache_disk_mb']:.1f} MB)")
+    if "share" in res:
+        print(f"  data path's share of a training step (batch {HSI_TRAIN_BATCH}, 1 thread, CPU, channels_last):")
+        for r in res["share"]:
+            print(f"    {r['model']:<11s} data {r['data_ms']:6.2f} ms  step {r['step_ms']:8.2f} ms  share {r['share']:6.1%}"
+                  f"  (target < 5%)")
+
+
 def main(argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON line")
     parser.add_argument("--device", default=None, help="also time the device-resident path (cuda, cpu)")
     parser.add_argument("--epochs", type=int, default=3, help="timed epochs per measurement")
+    parser.add_argument("--share", action="store_true", help="also the data path's share of a training step per model")
     parser.add_argument("--cache-dir", default=None, help="cache folder (default: a temporary folder)")
     args = parser.parse_args(argv)
     if args.device and torch.device(args.device).type == "cuda" and not torch.cuda.is_available():
         parser.error("--device cuda: no CUDA device is available here")
+    if args.epochs < 1:
+        parser.error(f"--epochs: {args.epochs}: an integer >= 1")
     torch.set_num_threads(1)
     warnings.filterwarnings("ignore")
     from hsi.data import HSIDataModule
 
-    tmp = tempfile.TemporaryDirectory(prefix="hsi-bench-")
-    cache_dir = args.cache_dir or tmp.name
+    with tempfile.TemporaryDirectory(prefix="hsi-bench-") as tmp:
+        cache_dir = args.cache_dir or tmp
 
-    def make(**kw):
-        base = dict(scene="synthetic", scene_options=SCENE_OPTIONS, patch_size=PATCH, batch_size=BATCH,
-                    num_workers=0, cache_dir=cache_dir, predict_on="labeled", augment=False)
-        base.update(kw)
-        return HSIDataModule(**base)
+        def make(**kw):
+            base = dict(scene="synthetic", scene_options=SCENE_OPTIONS, patch_size=PATCH, batch_size=BATCH,
+                        num_workers=0, cache_dir=cache_dir)
+            base.update(kw)
+            return HSIDataModule(**base)
 
-    dm = make()
-    dm.prepare_data()
-    dm.setup("predict")
-    ds = dm.predict_dataset  # every labeled pixel
-    n_bands = dm.num_bands
-
-    def loader_of(dataset, **kw):
-        from hsi.data import EpochShuffleSampler, HSIDataLoader, collate_patches
-
-        return HSIDataLoader(dataset, batch_size=BATCH, sampler=EpochShuffleSampler(dataset, seed=0),
-                             collate_fn=kw.pop("collate_fn", collate_patches), **kw)
-
-    res: dict = {"n_patches": len(ds), "bands": n_bands, "patch": PATCH, "batch": BATCH}
-    res["ours_patches_per_s"] = _epochs(loader_of(ds), args.epochs)
-    from hsi.data import HSIPatchDataset, PatchAugment
-
-    aug = HSIPatchDataset(ds.coords, ds.labels, PATCH, cube=dm._entry.arrays["cube"], augment=PatchAugment())
-    res["ours_augmented_patches_per_s"] = _epochs(loader_of(aug), args.epochs)
-    contig = HSIPatchDataset(ds.coords, ds.labels, PATCH, cube=dm._entry.arrays["cube"], channels_last=False)
-    res["ours_contiguous_patches_per_s"] = _epochs(loader_of(contig), args.epochs)
-
-    cube_chw = np.ascontiguousarray(np.asarray(dm._entry.load("cube")).transpose(2, 0, 1))
-    base = PerItemDataset(cube_chw, ds.coords, ds.labels, PATCH)
-    res["per_item_patches_per_s"] = _epochs(
-        DataLoader(base, batch_size=BATCH, sampler=torch.utils.data.RandomSampler(base)), max(1, args.epochs - 1)
-    )
-    res["memcpy_patches_per_s"] = _memcpy_rate(n_bands)
-
-    res["cube_cache_mb"], res["cube_cache_disk_mb"] = _cache_rss_mb(make, "cube")
-    res["patch_cache_mb"], res["patch_cache_disk_mb"] = _cache_rss_mb(make, "patches")
-
-    if args.device:
-        device = torch.device(args.device)
-        dev = make(gather_on_device=True)
-        dev.setup("predict")
-        dev_loader = loader_of(dev.predict_dataset, pin_memory=device.type == "cuda")
-
-        def on_device(batch):
-            batch = {k: v.to(device, non_blocking=True) for k, v in batch.items()}
-            out = dev.on_after_batch_transfer(batch, 0)
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            return out
-
-        res["device"] = str(device)
-        res["device_resident_patches_per_s"] = _epochs(dev_loader, args.epochs, on_device)
-
-        def host_to_device(batch):
-            out = (batch[0].to(device), batch[1].to(device))
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            return out
-
-        res["host_then_transfer_patches_per_s"] = _epochs(loader_of(ds), args.epochs, host_to_device)
-
-    res["ours_vs_per_item"] = res["ours_patches_per_s"] / res["per_item_patches_per_s"]
-    res["ours_vs_memcpy"] = res["ours_patches_per_s"] / res["memcpy_patches_per_s"]
-    tmp.cleanup()
+        make().prepare_data()
+        res = _rates(make, cache_dir, args.epochs)
+        res["cube_cache_mb"], res["cube_cache_disk_mb"] = _cache_rss_mb(make, "cube")
+        res["patch_cache_mb"], res["patch_cache_disk_mb"] = _cache_rss_mb(make, "patches")
+        if args.device:
+            res.update(_device_rates(make, torch.device(args.device), args.epochs))
+        if args.share:
+            res["share"] = _share_rows(cache_dir)
     if args.json:
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in res.items()}))
     else:
-        print(f"scene {H}x{W}x{BANDS} -> {n_bands} bands, {res['n_patches']} labeled patches, P={PATCH}, batch {BATCH}")
-        for key in ("ours", "ours_augmented", "ours_contiguous", "per_item", "memcpy", "device_resident",
-                    "host_then_transfer"):
-            if f"{key}_patches_per_s" in res:
-                print(f"  {key:<22s} {res[f'{key}_patches_per_s']:>12,.0f} patches/s")
-        print(f"  ours / per_item        {res['ours_vs_per_item']:.1f}x   (target >= 5x)")
-        print(f"  ours / memcpy          {res['ours_vs_memcpy']:.0%}    (target >= 70%)")
-        print(f"  cache='cube'     resident {res['cube_cache_mb']:8.1f} MB  (on disk {res['cube_cache_disk_mb']:.1f} MB)")
-        print(f"  cache='patches'  resident {res['patch_cache_mb']:8.1f} MB  (on disk {res['patch_cache_disk_mb']:.1f} MB)")
+        _print(res)
     return res
 
 

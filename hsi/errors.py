@@ -21,7 +21,6 @@ class CubeFormatError(HSIError, ValueError):
     """A file could not be read as a cube or label map: corrupt, truncated, wrong kind."""
 
 
-
 class VariableKeyError(CubeFormatError):
     """A ``key=`` (MATLAB variable / HDF5 dataset) is missing, or discovery found none or several."""
 
@@ -62,5 +61,52 @@ class CacheError(HSIError, RuntimeError):
     """A patch cache could not be built or verified."""
 
 
+class OptionError(HSIError, ValueError):
+    """An argument (a command-line option, a constructor argument) with a value that is not allowed.
+
+    Parameters
+    ----------
+    option : str
+        The argument's name as the caller wrote it (``patch_size``); the command line shows
+        it as ``--patch-size``.
+    value : object
+        The value found.
+    allowed : str
+        What would have been accepted, in words ("an odd integer >= 3").
+    """
+
+    def __init__(self, option: str, value: object, allowed: str) -> None:
+        self.option, self.value, self.allowed = option, value, allowed
+        super().__init__(f"{option}: {value!r}: {allowed}")
+
+
+class ModelFileError(HSIError, ValueError):
+    """A saved model file (e.g. a classical baseline's ``.npz``) that is corrupt, foreign or inconsistent."""
+
+
+class NonFiniteLossError(HSIError, RuntimeError):
+    """Training produced a NaN or infinite loss; the run is stopped instead of saving a model of NaNs."""
+
+
+class RunOutputError(HSIError, FileExistsError):
+    """An output folder that already holds results a run would replace (or is not a folder)."""
+
+
+class CheckpointError(HSIError, ValueError):
+    """A checkpoint that cannot be read, or whose settings conflict with the options given."""
+
+
+class NonFiniteInputError(HSIError, ValueError):
+    """NaN or infinite values would reach a model (e.g. a scene window at inference)."""
+
+
 class LeakageWarning(UserWarning):
     """A split that lets information about test pixels reach training (e.g. a random pixel split)."""
+
+
+class DataQualityWarning(UserWarning):
+    """A cube read as asked but suspicious: NaN/infinite values, or one constant value everywhere."""
+
+
+class OverwriteError(HSIError, FileExistsError):
+    """A write would replace a file that ``hsi`` did not write (e.g. a user's ``survey.npz``)."""

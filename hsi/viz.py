@@ -16,7 +16,20 @@ if TYPE_CHECKING:
 
     from hsi.preprocess.split import Split
 
-__all__ = ["SPLIT_COLORS", "plot_split", "split_rgb"]
+__all__ = [
+    "SPLIT_COLORS",
+    "class_map_rgb",
+    "pick_rgb_bands",
+    "plot_class_map",
+    "plot_confidence",
+    "plot_false_color",
+    "plot_split",
+    "split_rgb",
+    "stretch_rgb",
+]
+
+#: band centres (nm) looked for by :func:`pick_rgb_bands`: red, green, blue
+RGB_NM = (640.0, 550.0, 460.0)
 
 #: RGB (0-255) of each category in :func:`plot_split`.
 SPLIT_COLORS: dict[str, tuple[int, int, int]] = {
@@ -49,17 +62,22 @@ def _label_rgb(labels: np.ndarray) -> np.ndarray:
 
 
 def plot_split(split: Split, labels: Any | None = None, path: str | Path | None = None,
-               title: str | None = None) -> Figure:
+               title: str | None = None, class_names: list[str] | None = None) -> Figure:
     """Draw a split over the scene: train / val / test / buffer / unlabeled, with a legend.
 
     Parameters
     ----------
     split : Split
+        The split to draw.
     labels : (H, W) int, optional
-        When given, the class map is drawn in a second panel beside the split.
+        When given, the class map is drawn in a second panel beside the split, with a
+        legend of the classes present (colour, name and pixel count).
     path : str or Path, optional
         Save the figure there as PNG.
     title : str, optional
+        Title of the split panel (default: the split method).
+    class_names : list of str, optional
+        Names of classes 1..K for the labels legend (default: "class 1", "class 2", ...).
 
     Returns
     -------
@@ -72,7 +90,8 @@ def plot_split(split: Split, labels: Any | None = None, path: str | Path | None 
     panels = 1 if labels is None else 2
     aspect = w / max(h, 1)
     height = 6.0
-    fig = Figure(figsize=(min(18.0, panels * height * aspect + 2.5), height), dpi=100)
+    legends = 2.5 if labels is None else 5.0  # inches beside the panels for their legends
+    fig = Figure(figsize=(min(18.0, panels * height * aspect + legends), height), dpi=100)
     axes = fig.subplots(1, panels, squeeze=False)[0]
     if labels is not None:
         lab = np.asarray(labels)
@@ -81,8 +100,19 @@ def plot_split(split: Split, labels: Any | None = None, path: str | Path | None 
 
             raise ShapeMismatchError(f"plot_split: labels has shape {lab.shape}, the split "
                                      f"{split.shape}")
-        axes[0].imshow(_label_rgb(lab.astype(np.int64)), interpolation="nearest")
+        lab = lab.astype(np.int64)
+        rgb = _label_rgb(lab)
+        axes[0].imshow(rgb, interpolation="nearest")
         axes[0].set_title("labels")
+        present, counts = np.unique(lab[lab > 0], return_counts=True)
+        names = list(class_names or [])
+        table = _label_rgb(np.arange(max(int(lab.max()), 1) + 1)[None])[0] / 255
+        class_handles = [Patch(facecolor=table[int(k)], edgecolor="black",
+                               label=f"{names[k - 1] if k <= len(names) else f'class {k}'} ({n})")
+                         for k, n in zip(present, counts)]
+        if class_handles:
+            axes[0].legend(handles=class_handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
+                           ncols=1 + len(class_handles) // 25)
     ax = axes[-1]
     ax.imshow(split_rgb(split), interpolation="nearest")
     totals = split.counts.totals() if split.counts is not None else {}
@@ -100,4 +130,179 @@ def plot_split(split: Split, labels: Any | None = None, path: str | Path | None 
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, format="png")
+    return fig
+
+
+def _save_png(fig: Figure, path: str | Path) -> None:
+    """Render ``fig`` as PNG and write it atomically."""
+    import io
+
+    from hsi._atomic import write_bytes_atomic
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")  # keeps a legend placed outside the axes
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(path, buf.getvalue())
+
+
+#: images larger than this (pixels per side) are drawn from every n-th pixel: the figure has
+#: fewer pixels than that anyway, and drawing a 2048 x 2048 map whole costs ~300 MB
+MAX_DRAWN_SIDE = 1200
+
+
+def _decimate(image: np.ndarray) -> np.ndarray:
+    """Every ``n``-th row and column so that no side exceeds :data:`MAX_DRAWN_SIDE` (nearest pixels)."""
+    step = -(-max(image.shape[:2]) // MAX_DRAWN_SIDE)
+    return image if step <= 1 else image[::step, ::step]
+
+
+def _image_figure(h: int, w: int, extra_width: float) -> tuple[Figure, Any]:
+    from matplotlib.figure import Figure
+
+    height = 6.0
+    fig = Figure(figsize=(min(20.0, height * w / max(h, 1) + extra_width), height), dpi=100)
+    ax = fig.subplots()
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return fig, ax
+
+
+def class_map_rgb(labels: Any, palette: Any, background: Any | None = None) -> np.ndarray:
+    """An ``(H, W, 3)`` uint8 image of a class map in the scene's palette.
+
+    Parameters
+    ----------
+    labels : (H, W) int
+        Ids ``0..K``; 0 (masked / unlabeled) takes ``palette[0]``.
+    palette : (K + 1, 3) uint8
+        Row ``k`` is the colour of class ``k``.
+    background : (H, W) bool, optional
+        Pixels that are background in the ground truth: drawn with their class colour
+        blended half way to mid grey, so predictions there stay visible but distinct.
+    """
+    lab = np.asarray(labels)
+    table = np.asarray(palette, dtype=np.uint8)
+    if lab.size and (int(lab.min()) < 0 or int(lab.max()) >= len(table)):
+        raise ValueError(f"class_map_rgb: label ids must lie in 0..{len(table) - 1} (palette rows); "
+                         f"found {int(lab.min())}..{int(lab.max())}")
+    rgb = table[lab]
+    if background is not None:
+        bg = np.asarray(background, dtype=bool)
+        if bg.shape != lab.shape:
+            from hsi.errors import ShapeMismatchError
+
+            raise ShapeMismatchError(f"class_map_rgb: background has shape {bg.shape}, labels {lab.shape}")
+        rgb[bg] = ((rgb[bg].astype(np.uint16) + 128) // 2).astype(np.uint8)
+    return rgb
+
+
+def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str | Path | None = None, *,
+                   background: Any | None = None, title: str | None = None) -> Figure:
+    """Draw a classification map with a legend of class names in the scene's palette.
+
+    Parameters
+    ----------
+    labels : (H, W) int
+        Ids ``0..K`` (0 = masked, drawn as "unlabeled (masked)" when present).
+    class_names : list[str]
+        ``K`` names of ids ``1..K``.
+    palette : (K + 1, 3) uint8
+    path : str or Path, optional
+        Save the figure there as PNG (atomically).
+    background : (H, W) bool, optional
+        Ground-truth background drawn dimmed (:func:`class_map_rgb`) and named in the legend.
+    title : str, optional
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from matplotlib.patches import Patch
+
+    lab = np.asarray(labels)
+    table = np.asarray(palette, dtype=np.uint8)
+    if len(table) != len(class_names) + 1:
+        from hsi.errors import ShapeMismatchError
+
+        raise ShapeMismatchError(f"plot_class_map: palette has {len(table)} rows, expected K + 1 = {len(class_names) + 1}")
+    fig, ax = _image_figure(*lab.shape, 3.0)
+    ax.imshow(class_map_rgb(_decimate(lab), table, None if background is None else _decimate(np.asarray(background))),
+              interpolation="nearest")
+    counts = np.bincount(lab.ravel().astype(np.int64), minlength=len(table))
+    handles = [Patch(facecolor=table[k] / 255, edgecolor="black", label=f"{name} ({counts[k]})")
+               for k, name in enumerate(class_names, start=1)]
+    if counts[0]:
+        handles.append(Patch(facecolor=table[0] / 255, edgecolor="black", label=f"unlabeled, masked ({counts[0]})"))
+    if background is not None:
+        handles.append(Patch(facecolor=(0.5, 0.5, 0.5), edgecolor="black", hatch="//",
+                             label="dimmed: background in ground truth"))
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    ax.set_title(title or "classification map")
+    fig.tight_layout()
+    if path is not None:
+        _save_png(fig, path)
+    return fig
+
+
+def pick_rgb_bands(wavelengths: Any | None, n_bands: int) -> list[int]:
+    """Band indices for a false-colour composite (red, green, blue).
+
+    With wavelengths that span :data:`RGB_NM`, the bands nearest 640, 550 and 460 nm; with
+    wavelengths that do not (an infrared sensor), or none, the bands at 3/4, 1/2 and 1/4 of
+    the band range (in order of increasing wavelength, so red stays the longest).
+    """
+    n = int(n_bands)
+    if n < 1:
+        raise ValueError(f"pick_rgb_bands: n_bands must be >= 1, got {n_bands}")
+    if wavelengths is not None:
+        wl = np.asarray(wavelengths, dtype=np.float64)
+        if wl.shape != (n,):
+            raise ValueError(f"pick_rgb_bands: {wl.size} wavelengths for {n} bands")
+        if wl.min() <= RGB_NM[2] and wl.max() >= RGB_NM[0]:
+            return [int(np.argmin(np.abs(wl - target))) for target in RGB_NM]
+    return [int(round(f * (n - 1))) for f in (0.75, 0.5, 0.25)]
+
+
+def stretch_rgb(bands: Any, low: float = 2.0, high: float = 98.0) -> np.ndarray:
+    """``(H, W, 3)`` float bands to uint8 with a per-channel ``low``-``high`` percentile stretch.
+
+    Non-finite values are ignored by the percentiles and drawn black.
+    """
+    x = np.asarray(bands, dtype=np.float32)
+    out = np.zeros(x.shape, dtype=np.uint8)
+    for c in range(x.shape[-1]):
+        ch = x[..., c]
+        finite = np.isfinite(ch)
+        if not finite.any():
+            continue
+        lo, hi = np.percentile(ch[finite], [low, high])
+        scale = 255.0 / (hi - lo) if hi > lo else 0.0
+        out[..., c] = np.where(finite, np.clip((ch - lo) * scale, 0, 255), 0).astype(np.uint8)
+    return out
+
+
+def plot_false_color(bands: Any, path: str | Path | None = None, *, title: str | None = None) -> Figure:
+    """Draw an ``(H, W, 3)`` red/green/blue band stack, percentile-stretched (:func:`stretch_rgb`)."""
+    rgb = stretch_rgb(bands)  # percentiles of every pixel, then drawn decimated
+    fig, ax = _image_figure(*rgb.shape[:2], 0.5)
+    rgb = _decimate(rgb)
+    ax.imshow(rgb, interpolation="nearest")
+    ax.set_title(title or "false colour")
+    fig.tight_layout()
+    if path is not None:
+        _save_png(fig, path)
+    return fig
+
+
+def plot_confidence(confidence: Any, path: str | Path | None = None, *, title: str | None = None) -> Figure:
+    """Draw an ``(H, W)`` map of the largest class probability, 0 to 1, with a colour bar."""
+    conf = np.asarray(confidence, dtype=np.float32)
+    fig, ax = _image_figure(*conf.shape, 1.5)
+    im = ax.imshow(_decimate(conf), cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="max probability")
+    ax.set_title(title or f"confidence (mean {float(np.nanmean(conf)):.3f})")
+    fig.tight_layout()
+    if path is not None:
+        _save_png(fig, path)
     return fig

@@ -16,20 +16,26 @@ Augmentations (``PatchAugment``):
   patch (one ``(C,)`` draw per sample, so the spectrum shape is jittered, not the bands
   reordered).
 
-Parameters are drawn on the host (:meth:`PatchAugment.sample`) and applied to numpy or
-torch batches on any device (:func:`dihedral`, :meth:`PatchAugment.apply_spectral`), so the
+Parameters are drawn on the host (:meth:`PatchAugment.sample`; the per-window part,
+:meth:`PatchAugment.sample_windows`, is cheap enough for a whole dataset per epoch) and
+applied on any device. The symmetries are not applied to cut windows: the gathers of
+:mod:`hsi.data.patches` read each output pixel from its source pixel
+(:func:`symmetry_offsets`, derived from :func:`dihedral`), so an augmented batch costs
+one gather like a plain one; scaling and noise follow in place
+(:meth:`PatchAugment.apply_spectral`, the same float32 operations on every device), so the
 device-resident path reproduces the host path exactly.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-__all__ = ["PatchAugment", "dihedral", "counter_uniform"]
+__all__ = ["PatchAugment", "counter_uniform", "dihedral", "symmetry_offsets"]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -43,18 +49,48 @@ def _mix(z: np.ndarray) -> np.ndarray:
     return z ^ (z >> np.uint64(31))
 
 
+_MASK = (1 << 64) - 1
+
+
+def _mix_int(z: int) -> int:
+    """:func:`_mix` on one Python integer (the same wrapping arithmetic, without numpy's per-call cost)."""
+    z = ((z ^ (z >> 30)) * int(_M1)) & _MASK
+    z = ((z ^ (z >> 27)) * int(_M2)) & _MASK
+    return z ^ (z >> 31)
+
+
+def _fold(h: Any, keys: tuple, start: int) -> Any:
+    """Hash ``keys`` (positions ``start, start + 1, ...``) into the state ``h``.
+
+    ``h`` is a Python int while every key so far is a scalar (cheap), then a uint64 array.
+    ``counter_uniform(*keys)`` is ``_unit(_fold(0, keys, 0))``; folding a prefix once and
+    the rest later gives the same result.
+    """
+    for i, key in enumerate(keys, start=start):
+        salt = (int(_GOLDEN) * (i + 1)) & _MASK
+        if isinstance(h, int) and isinstance(key, (int, np.integer)):
+            h = _mix_int(h ^ ((int(key) + salt) & _MASK))
+            continue
+        with np.errstate(over="ignore"):
+            k = np.asarray(key).astype(np.int64).astype(np.uint64)
+            h = _mix(np.uint64(h) ^ (k + np.uint64(salt)) if isinstance(h, int) else h ^ (k + np.uint64(salt)))
+    return h
+
+
+def _unit(h: Any) -> np.ndarray:
+    """Top 53 bits of a hash as float64 in ``[0, 1)``."""
+    return (np.asarray(h, dtype=np.uint64) >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+
+
 def counter_uniform(*keys: Any) -> np.ndarray:
     """Uniform ``[0, 1)`` float64 draws that are a pure function of integer ``keys``.
 
     ``keys`` are integers or integer arrays broadcast together (e.g. ``seed, epoch,
     indices[:, None], draw_id, bands[None, :]``); the result has the broadcast shape.
+    Each key is mixed in turn: ``h = mix(h ^ (key + golden * (position + 1)))`` from
+    ``h = 0`` (SplitMix64's finalizer and constant, wrapping uint64 arithmetic).
     """
-    with np.errstate(over="ignore"):
-        h = np.zeros((), dtype=np.uint64)
-        for i, key in enumerate(keys):
-            k = np.asarray(key).astype(np.int64).astype(np.uint64)
-            h = _mix(h ^ (k + _GOLDEN * np.uint64(i + 1)))
-        return (h >> np.uint64(11)).astype(np.float64) * (1.0 / (1 << 53))
+    return _unit(_fold(0, keys, 0))
 
 
 def dihedral(x: Any, code: int, axes: tuple[int, int] = (-2, -1)) -> Any:
@@ -72,6 +108,29 @@ def dihedral(x: Any, code: int, axes: tuple[int, int] = (-2, -1)) -> Any:
     if flip:
         x = np.flip(x, axes[1])
     return np.rot90(x, k, axes=axes) if k else x
+
+
+@functools.lru_cache(maxsize=64)
+def symmetry_offsets(patch_size: int) -> np.ndarray:
+    """Where each pixel of a transformed window comes from, for the 8 symmetry codes.
+
+    Parameters
+    ----------
+    patch_size : int
+        Window side ``P``.
+
+    Returns
+    -------
+    (8, P, P, 2) int64 read-only array: ``dihedral(w, code)[..., i, j]`` is
+    ``w[..., a, b]`` with ``(a, b) = offsets[code, i, j]``. Built by applying
+    :func:`dihedral` to a grid of pixel positions, so it matches it by construction.
+    """
+    p = int(patch_size)
+    grid = np.stack(np.meshgrid(np.arange(p), np.arange(p), indexing="ij"))  # (2, P, P): (row, col)
+    offsets = np.stack([np.ascontiguousarray(dihedral(grid, code)) for code in range(8)]).transpose(0, 2, 3, 1)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+    offsets.flags.writeable = False
+    return offsets
 
 
 @dataclass
@@ -102,26 +161,53 @@ class PatchAugment:
         """Draw the per-sample parameters for dataset ``indices`` at ``epoch``.
 
         Returns a dict: ``code`` (B,) int64 in 0..7 (see :func:`dihedral`); and when enabled
-        ``scale`` (B,) float32 and ``noise`` (B, C) float32.
+        ``scale`` (B,) float32 and ``noise`` (B, C) float32. The union of
+        :meth:`sample_windows` and :meth:`sample_noise`.
+        """
+        out = self.sample_windows(seed, epoch, indices)
+        noise = self.sample_noise(seed, epoch, indices, n_bands)
+        if noise is not None:
+            out["noise"] = noise
+        return out
+
+    def sample_windows(self, seed: int, epoch: int, indices: np.ndarray) -> dict[str, np.ndarray]:
+        """The per-window draws: ``code`` (B,) int64, and ``scale`` (B,) float32 when enabled.
+
+        Cheap enough to draw for a whole dataset once per epoch (``HSIPatchDataset`` does).
         """
         idx = np.asarray(indices, dtype=np.int64).reshape(-1)
-        f = (counter_uniform(seed, epoch, idx, 0) < 0.5).astype(np.int64) if self.flip else np.zeros_like(idx)
-        k = np.floor(counter_uniform(seed, epoch, idx, 1) * 4).astype(np.int64) if self.rotate else np.zeros_like(idx)
+        h = self._prefix(seed, epoch, idx)[:, None]
+        u = _unit(_fold(h, (np.arange(3)[None, :],), 3))  # (B, 3): draws 0 (flip), 1 (turns), 2 (scale)
+        f = (u[:, 0] < 0.5).astype(np.int64) if self.flip else np.zeros_like(idx)
+        k = np.floor(u[:, 1] * 4).astype(np.int64) if self.rotate else np.zeros_like(idx)
         out = {"code": k + 4 * f}
         if self.scale > 0:
-            u = counter_uniform(seed, epoch, idx, 2)
-            out["scale"] = (1.0 + self.scale * (2.0 * u - 1.0)).astype(np.float32)
-        if self.noise > 0:
-            bands = np.arange(n_bands)[None, :]
-            u1 = counter_uniform(seed, epoch, idx[:, None], 3, bands)
-            u2 = counter_uniform(seed, epoch, idx[:, None], 4, bands)
-            normal = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)  # Box-Muller
-            out["noise"] = (self.noise * normal).astype(np.float32)
+            out["scale"] = (1.0 + self.scale * (2.0 * u[:, 2] - 1.0)).astype(np.float32)
         return out
+
+    def sample_noise(self, seed: int, epoch: int, indices: np.ndarray, n_bands: int) -> np.ndarray | None:
+        """The per-band offsets ``(B, C)`` float32 (draws 3 and 4, Box-Muller), or None when off."""
+        if self.noise <= 0:
+            return None
+        h = self._prefix(seed, epoch, np.asarray(indices, dtype=np.int64).reshape(-1))[:, None]
+        bands = np.arange(n_bands)[None, :]
+        u1 = _unit(_fold(h, (3, bands), 3))
+        u2 = _unit(_fold(h, (4, bands), 3))
+        normal = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)  # Box-Muller
+        return (self.noise * normal).astype(np.float32)
+
+    @staticmethod
+    def _prefix(seed: int, epoch: int, idx: np.ndarray) -> np.ndarray:
+        """The hash state after ``(seed, epoch, index)``, shared by every draw of a sample."""
+        return _fold(_fold(0, (int(seed), int(epoch)), 0), (idx,), 2)
 
     @staticmethod
     def apply_dihedral(x: torch.Tensor, code: torch.Tensor | np.ndarray) -> torch.Tensor:
-        """Apply per-sample symmetries to a ``(B, C, P, P)`` tensor (any device)."""
+        """Apply per-sample symmetries to an already cut ``(B, C, P, P)`` tensor (any device).
+
+        A second pass over the batch, one group of samples per code; the loaders do not use
+        it (their gathers take the codes, see :func:`hsi.data.patches.gather_windows`).
+        """
         codes = np.asarray(code.cpu() if isinstance(code, torch.Tensor) else code).reshape(-1)
         if not codes.any():
             return x

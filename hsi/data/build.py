@@ -33,10 +33,15 @@ from hsi.data.scene_source import LoadedSource, SourceSpec, load_source
 if TYPE_CHECKING:
     from hsi.preprocess import Pipeline, Split
 
-__all__ = ["CacheRecipe", "open_entry"]
+__all__ = ["PREPROCESS_SEMANTICS", "CacheRecipe", "check_cube_values", "exclude_nonfinite", "open_entry"]
 
 #: the splits that get patch arrays with ``strategy="patches"``
 _SPLITS = ("train", "val", "test")
+
+#: Version of what the build does to the data; part of every cache key. Bump it whenever
+#: the same inputs would give different arrays. 2: pixels with a non-finite spectrum are
+#: left out of every split, and non-finite values are filled with the training median.
+PREPROCESS_SEMANTICS = 2
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,7 @@ class CacheRecipe:
         ckpt = self.checkpoint
         return {
             "cache_format": CACHE_FORMAT,
+            "preprocess_semantics": PREPROCESS_SEMANTICS,
             "hsi_version": __version__,
             "source": identity,
             "preprocess": {
@@ -126,21 +132,34 @@ class CacheRecipe:
 
         if self.checkpoint:
             return Pipeline.from_state(self.checkpoint["pipeline"])
-        pipe = make_pipeline(scaling=self.scaling, pca=self.pca, remove_bands=self.remove_bands)
+        kept = src.cube.shape[2] - len(set(self.remove_bands or ()))
+        if isinstance(self.pca, int) and not isinstance(self.pca, bool) and self.pca > kept:
+            from hsi.errors import OptionError
+
+            raise OptionError("pca", self.pca, f"at most {kept}, the number of bands of scene {src.name!r}")
+        pipe = make_pipeline(scaling=self.scaling, pca=self.pca, remove_bands=self.remove_bands,
+                             fill_nonfinite="median")
         return pipe.fit(src.cube, split.train, wavelengths=src.wavelengths)
 
     def build(self, src: LoadedSource) -> tuple[dict[str, np.ndarray | ArraySpec], dict[str, Any]]:
         """The cache's arrays and JSON state for the loaded source."""
+        check_scene_fits_patch(src, self.patch_size)
+        check_cube_values(src.cube, src.name)
+        finite_pixel = np.isfinite(src.cube).all(axis=-1)
+        src, excluded = exclude_nonfinite(src, finite_pixel)
         split = self.make_split(src)
         pipeline = self.make_pipeline(src, split)
         x = np.asarray(pipeline.transform(src.cube), dtype=np.float32)
+        _check_finite_output(x, src.name)
         p = self.patch_size
         padded = pad_cube(x, p, self.padding)
         del x
         labels = src.labels
         if src.test_labels is not None:  # fixed split: test pixels take their class from the test map
             labels = np.where(src.test_labels > 0, src.test_labels, labels)
-        masks = {"train": split.train, "val": split.val, "test": split.test, "labeled": labels > 0,
+        # a checkpoint's split may include pixels that are non-finite in this cube: never serve them
+        masks = {"train": split.train & finite_pixel, "val": split.val & finite_pixel,
+                 "test": split.test & finite_pixel, "labeled": labels > 0,
                  "all": np.ones(labels.shape, dtype=bool)}
         arrays: dict[str, np.ndarray | ArraySpec] = {"cube": padded, "label_map": labels.astype(np.int64)}
         for name, mask in masks.items():
@@ -161,9 +180,94 @@ class CacheRecipe:
                 "label_values": [int(v) for v in src.label_values],
                 "wavelengths": None if src.wavelengths is None else np.asarray(src.wavelengths).tolist(),
                 "num_bands_in": int(src.cube.shape[2]),
+                "excluded_nonfinite": excluded,
             },
         }
         return arrays, state
+
+
+def check_cube_values(cube: np.ndarray, name: str) -> None:
+    """Refuse a cube with no finite value, or whose finite values are all equal (nothing to learn).
+
+    Raises
+    ------
+    CubeFormatError
+        Naming the scene, the value and the fix.
+    """
+    from hsi.errors import CubeFormatError
+
+    finite = np.isfinite(cube)
+    if not finite.any():
+        raise CubeFormatError(f"scene {name!r}: the cube has no finite value (all NaN or infinite); cannot train on it")
+    lo, hi = np.min(cube, where=finite, initial=np.inf), np.max(cube, where=finite, initial=-np.inf)
+    if lo == hi:
+        raise CubeFormatError(
+            f"scene {name!r}: every finite value of the {cube.shape[0]} x {cube.shape[1]} x {cube.shape[2]} cube is "
+            f"{float(lo)!r}; there is nothing to learn from (a blank, all-zero or wrongly decoded file?). "
+            f"Check the file, its key and its data type"
+        )
+
+
+def exclude_nonfinite(src: LoadedSource, finite_pixel: np.ndarray) -> tuple[LoadedSource, dict[str, Any]]:
+    """Unlabel the pixels whose spectrum has a NaN or infinite value, before any split is made.
+
+    Returns the source with those pixels set to 0 (unlabeled) in ``labels`` and
+    ``test_labels``, and the record kept in ``state["scene"]["excluded_nonfinite"]``:
+    ``pixels`` (labeled pixels left out), ``per_class`` (counts by class name, classes
+    with none omitted), ``first`` ((row, col) of the first, or None), ``nonfinite_pixels``
+    (all pixels with a non-finite value, labeled or not).
+    """
+    import dataclasses
+    import logging
+
+    bad = ~finite_pixel
+    labels, test = src.labels, src.test_labels
+    hit = bad & ((labels > 0) | (test > 0 if test is not None else False))
+    counts = np.bincount(np.where(hit, labels, 0).ravel(), minlength=len(src.class_names) + 1)
+    if test is not None:
+        counts = counts + np.bincount(np.where(hit & (labels == 0), test, 0).ravel(), minlength=counts.size)
+    per_class = {src.class_names[k - 1]: int(counts[k]) for k in range(1, counts.size) if counts[k]}
+    first = np.argwhere(hit)
+    record = {
+        "pixels": int(hit.sum()),
+        "per_class": per_class,
+        "first": None if first.size == 0 else [int(v) for v in first[0]],
+        "nonfinite_pixels": int(bad.sum()),
+    }
+    if record["pixels"]:
+        logging.getLogger("hsi.data").warning(
+            "scene %r: %d labeled pixel(s) have NaN or infinite values and are left out of every split "
+            "(first at (row, col) %s; by class %s)", src.name, record["pixels"], tuple(record["first"]), per_class,
+        )
+        src = dataclasses.replace(
+            src, labels=np.where(bad, 0, labels),
+            test_labels=None if test is None else np.where(bad, 0, test),
+        )
+    return src, record
+
+
+def _check_finite_output(x: np.ndarray, name: str) -> None:
+    """The transformed cube must be finite everywhere (the fill step guarantees it; an old pipeline may not)."""
+    bad = ~np.isfinite(x)
+    if bad.any():
+        from hsi.errors import NonFiniteInputError
+
+        first = tuple(int(v) for v in np.argwhere(bad)[0])
+        raise NonFiniteInputError(
+            f"scene {name!r}: {int(bad.sum())} NaN or infinite value(s) after preprocessing (first at (row, col, "
+            f"band) {first}); the pipeline has no NonFiniteFill step (a checkpoint from an older hsi?). "
+            f"Refit the preprocessing, or fill the cube first"
+        )
+
+
+def check_scene_fits_patch(src: LoadedSource, patch_size: int) -> None:
+    """Refuse a patch larger than the scene (naming ``patch_size``) before a split comes out empty."""
+    height, width = src.labels.shape
+    if patch_size > min(height, width):
+        from hsi.errors import OptionError
+
+        raise OptionError("patch_size", patch_size, f"at most {min(height, width)}: scene {src.name!r} is "
+                          f"{height} x {width} pixels")
 
 
 def open_entry(source: SourceSpec, recipe: CacheRecipe, cache_dir: str | None) -> CacheEntry:

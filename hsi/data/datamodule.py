@@ -42,12 +42,13 @@ from __future__ import annotations
 import functools
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import lightning.pytorch as pl
 import numpy as np
 import torch
 
+from hsi.data.arguments import check_arguments
 from hsi.data.augment import PatchAugment
 from hsi.data.build import CacheRecipe, open_entry
 from hsi.data.cache import CacheEntry, json_roundtrip
@@ -55,7 +56,6 @@ from hsi.data.checkpoint import check_state, make_state
 from hsi.data.collate import collate_patches
 from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, gather_index_batch
 from hsi.data.loader import HSIDataLoader
-from hsi.data.patches import PADDING_MODES, check_patch_size
 from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
 from hsi.data.scene_source import SourceSpec
 
@@ -72,91 +72,123 @@ class HSIDataModule(pl.LightningDataModule):
 
     Parameters
     ----------
-    scene : registry name ("synthetic", "indian_pines", ...); ignored when ``cube_path`` is set.
-    root : folder of the scene's files (registry scenes).
-    cube_path, labels_path, cube_key, labels_key : a cube and label-map file instead of a scene.
-    scene_options : extra keyword arguments of the scene loader, e.g. ``{"height": 48,
-        "width": 48, "bands": 20, "seed": 1}`` for the synthetic scene or ``{"purity": 0.8}``.
-    scaling : "minmax" | "standardize" | None — fitted on training pixels only.
-    pca : number of components (int) or variance fraction (float), or None.
-    remove_bands : band indices removed before scaling.
-    split : "block" (spatial blocks with a buffer; default) | "random" (per pixel; leaks) |
-        "fixed" (``labels_path``/scene labels = train map, ``test_labels_path`` = test map).
-    test_labels_path, test_labels_key : test map for ``split="fixed"`` (and its variable name; discovered when None).
-    block_size, buffer, fractions, split_seed : split parameters; ``buffer=None`` means
-        ``patch_size // 2`` (no labeled val/test pixel inside any training patch).
-        For ``split="fixed"``, ``fractions[1]`` is the share of training pixels moved to val.
-    patch_size : odd window size ``P``.
-    padding : border padding of the cube ("reflect", "symmetric", "edge", "zeros", "wrap").
-    batch_size, num_workers, pin_memory, persistent_workers : DataLoader settings.
-    cache_dir : folder of the ``.npy`` caches; None keeps everything in memory (no files;
-        every process then computes the split, preprocessing and padding itself).
-    cache : "cube" (padded cube + coordinates; windows are zero-copy views), "patches"
-        (also ``N x C x P x P`` arrays for train/val/test, for slow random-access storage;
-        "labeled"/"all" predict sets still use the cube) or "memory" (no files even with
-        a ``cache_dir``).
-    augment : random flips and quarter turns on the training set.
-    gather_on_device : cut windows on the training device (see module docstring).
-    balanced_sampling : class-balanced, distributed-aware training sampler.
-    predict_on : pixels of ``predict_dataloader``: "test" | "labeled" | "all".
-    seed : seed of shuffling and augmentation.
-    channels_last : memory format of the patch tensors. Shapes are always ``(B, C, P, P)``;
-        True (default) lays the memory out ``(B, P, P, C)`` (``torch.channels_last``), what
-        the HWC gather writes at memory speed; False returns C-contiguous tensors (one
-        transposition more). Models should use ``reshape``/``flatten``, not ``view``.
+    scene : str | None
+        Registry scene (synthetic, indian_pines, salinas, salinas_a, pavia_university, pavia_centre, ksc,
+        botswana, samson, jasper_ridge, urban; `hsi scenes` lists them); ignored when a cube file is given.
+        synthetic needs no files.
+    root : str | None
+        Folder of the registry scene's files (None: $HSI_DATA_DIR, else ~/.cache/hsi; `hsi scenes` says which files go there).
+    download : bool
+        Fetch a registry scene's missing files from their public URLs (verified, then kept under root).
+    cube_path : str | None
+        Train on this cube file instead of a registry scene (.mat, .h5, ENVI .hdr); needs its label map.
+    labels_path : str | None
+        Label map of the cube file (0 = unlabeled).
+    cube_key : str | None
+        Variable or dataset name of the cube inside its file (None: discovered).
+    labels_key : str | None
+        Variable or dataset name of the labels inside their file (None: discovered).
+    layout : Literal["HWC", "CHW", "WHC", "HCW", "CWH", "WCH"] | None
+        Axis order of the stored cube array (None: decided from the wavelengths and the shape).
+    scene_options : dict[str, Any] | None
+        Options of the scene loader, e.g. purity=0.8 for unmixing scenes, height=48 width=48 bands=20 seed=1
+        for the synthetic scene.
+    scaling : Literal["minmax", "standardize"] | None
+        Per-band scaling fitted on the training pixels only (none: no scaling).
+    pca : int | float | None
+        PCA fitted on the training pixels: a number of components (e.g. 30) or a variance fraction in (0, 1)
+        (e.g. 0.999); none: no PCA.
+    remove_bands : list[int] | None
+        Band indices removed before scaling.
+    split : Literal["block", "random", "fixed"]
+        block: spatially disjoint square blocks with a buffer; random: per pixel (test pixels leak into
+        training patches; for comparison with the literature only); fixed: labels_path is the training map
+        and test_labels_path the test map.
+    test_labels_path : str | None
+        Test ground-truth map for split=fixed.
+    test_labels_key : str | None
+        Variable or dataset name inside test_labels_path (None: discovered).
+    block_size : int
+        Side of the square blocks of the block split, in pixels.
+    buffer : int | None
+        Pixels left out of training around val/test blocks (None: patch_size // 2, so no training patch
+        sees a val/test pixel).
+    fractions : tuple[float, float, float]
+        Train, val and test fractions (for split=fixed, the val share is taken from the training pixels).
+    split_seed : int | None
+        Seed of the split (None: the same as seed).
+    patch_size : int
+        Side of the square patch around each pixel (odd, >= 1).
+    padding : Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"]
+        How the cube is padded at its borders so edge pixels get full patches.
+    batch_size : int
+        Patches per batch.
+    num_workers : int
+        DataLoader worker processes (0: load in the main process).
+    pin_memory : bool
+        Pin batches in page-locked memory (faster copies to a GPU).
+    persistent_workers : bool
+        Keep worker processes alive between epochs.
+    cache_dir : str | None
+        Folder of the .npy patch caches; a second run with the same inputs reuses them (None: keep everything
+        in memory, no files).
+    cache : Literal["cube", "patches", "memory"]
+        cube: padded cube + coordinates, windows are cut per batch; patches: also N x C x P x P arrays per
+        split (for slow random-access storage); memory: no files even with a cache_dir.
+    augment : bool
+        Random flips and quarter turns of the training patches.
+    gather_on_device : bool
+        Keep the preprocessed cube on the accelerator and cut patches there.
+    balanced_sampling : bool
+        Class-balanced, distributed-aware training sampler.
+    predict_on : Literal["test", "labeled", "all"]
+        Pixels of the predict loader: the test split, every labeled pixel, or every pixel of the scene.
+    seed : int
+        Seed of shuffling and augmentation (and of the split unless split_seed is set).
+    channels_last : bool
+        Memory format of the patch tensors: shapes are always (B, C, P, P); True lays the memory out
+        (B, P, P, C), what the gather writes at memory speed; False returns C-contiguous tensors.
     """
 
     def __init__(
         self,
         scene: str | None = "synthetic",
         root: str | None = None,
+        download: bool = False,
         cube_path: str | None = None,
         labels_path: str | None = None,
         cube_key: str | None = None,
         labels_key: str | None = None,
+        layout: Literal["HWC", "CHW", "WHC", "HCW", "CWH", "WCH"] | None = None,
         scene_options: dict[str, Any] | None = None,
-        scaling: str | None = "minmax",
+        scaling: Literal["minmax", "standardize"] | None = "minmax",
         pca: int | float | None = None,
         remove_bands: list[int] | None = None,
-        split: str = "block",
+        split: Literal["block", "random", "fixed"] = "block",
         test_labels_path: str | None = None,
         test_labels_key: str | None = None,
         block_size: int = 16,
         buffer: int | None = None,
         fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
-        split_seed: int = 0,
+        split_seed: int | None = None,
         patch_size: int = 11,
-        padding: str = "reflect",
+        padding: Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"] = "reflect",
         batch_size: int = 64,
         num_workers: int = 0,
         pin_memory: bool = False,
         persistent_workers: bool = False,
         cache_dir: str | None = None,
-        cache: str = "cube",
+        cache: Literal["cube", "patches", "memory"] = "cube",
         augment: bool = True,
         gather_on_device: bool = False,
         balanced_sampling: bool = False,
-        predict_on: str = "test",
+        predict_on: Literal["test", "labeled", "all"] = "test",
         seed: int = 0,
         channels_last: bool = True,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
-        check_patch_size(patch_size)
-        if padding not in PADDING_MODES:
-            raise ValueError(f"padding must be one of {PADDING_MODES}, got {padding!r}")
-        if split not in ("block", "random", "fixed"):
-            raise ValueError(f"split must be 'block', 'random' or 'fixed', got {split!r}")
-        if split == "fixed" and test_labels_path is None:
-            raise ValueError("split='fixed' needs test_labels_path= (the test ground-truth map)")
-        if cache not in ("cube", "patches", "memory"):
-            raise ValueError(f"cache must be 'cube', 'patches' or 'memory', got {cache!r}")
-        if predict_on not in ("test", "labeled", "all"):
-            raise ValueError(f"predict_on must be 'test', 'labeled' or 'all', got {predict_on!r}")
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-        if len(fractions) != 3:
-            raise ValueError(f"fractions must be (train, val, test), got {fractions!r}")
+        check_arguments(dict(self.hparams))
         self.source = SourceSpec(
             scene=scene,
             root=root,
@@ -164,6 +196,8 @@ class HSIDataModule(pl.LightningDataModule):
             labels_path=labels_path,
             cube_key=cube_key,
             labels_key=labels_key,
+            layout=layout,
+            download=download,
             scene_options=dict(scene_options or {}),
             test_labels_path=test_labels_path,
             test_labels_key=test_labels_key,
@@ -204,7 +238,7 @@ class HSIDataModule(pl.LightningDataModule):
             block_size=h.block_size,
             buffer=self.buffer,
             fractions=tuple(h.fractions),
-            split_seed=h.split_seed,
+            split_seed=h.seed if h.split_seed is None else h.split_seed,
             patch_size=self.patch_size,
             padding=self.padding,
             strategy="patches" if h.cache == "patches" else "cube",
@@ -404,6 +438,21 @@ class HSIDataModule(pl.LightningDataModule):
     def cache_path(self) -> Path | None:
         """The cache folder in use (None in memory)."""
         return self._ensure_entry().path
+
+    @property
+    def excluded_nonfinite(self) -> dict[str, Any]:
+        """Labeled pixels left out of every split because their spectrum holds NaN or Inf (counts, per class, first)."""
+        return dict(self._scene_state.get("excluded_nonfinite") or {"pixels": 0})
+
+    def teardown(self, stage: str) -> None:
+        """End of a stage: make sure a DDP process group is freed before the interpreter exits.
+
+        Lightning never destroys the process group; left to the interpreter's own shutdown,
+        gloo's worker threads can abort the process (see :mod:`hsi._distributed`).
+        """
+        from hsi._distributed import release_at_exit
+
+        release_at_exit()
 
     # ================================================================== checkpoint state
     def state_dict(self) -> dict[str, Any]:

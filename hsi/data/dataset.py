@@ -17,6 +17,9 @@ exists; ours cuts the whole batch in one vectorized gather and returns a
 still works) that also carries the stacked ``(B, C, P, P)`` tensor, which
 :func:`hsi.data.collate_patches` passes through without another copy.
 
+Augmentation is part of that gather: the flips / quarter turns are folded into its index
+(:func:`hsi.data.patches.gather_rows` with ``codes``), then scaling / noise (when on) are
+applied in place; the per-window draws of an epoch are made once for the whole dataset.
 Augmentation randomness is a pure function of ``(seed, epoch, index)`` (see
 :mod:`hsi.data.augment`). The epoch lives in a shared-memory tensor, so ``set_epoch`` in
 the main process reaches persistent workers too; :class:`hsi.data.HSIDataLoader` sets it
@@ -25,6 +28,7 @@ from its sampler's epoch each time an epoch's iterator is created.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,8 +37,9 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from hsi.data.augment import PatchAugment, dihedral
-from hsi.data.patches import check_patch_size, gather_rows, gather_windows, pad_cube, window_view
+from hsi.data.augment import PatchAugment, symmetry_offsets
+from hsi.data.patches import check_patch_size, gather_rows, gather_windows, pad_cube
+from hsi.errors import OptionError
 
 __all__ = ["HSIPatchDataset", "HSIIndexDataset", "PatchBatch", "gather_index_batch"]
 
@@ -126,9 +131,9 @@ class HSIPatchDataset(Dataset):
         if self.labels.shape != (self.coords.shape[0],):
             raise ValueError(f"labels must be (N,) = ({self.coords.shape[0]},), got shape {self.labels.shape}")
         self._sources: dict[str, ArrayLike] = {"cube": cube} if cube is not None else {"patches": patches}
-        self._opened: dict[str, np.ndarray] = {}
+        self._opened: dict[str, Any] = {}  # per-process: open memory maps, tensor views
         if patches_layout not in ("NCPP", "NPPC"):
-            raise ValueError(f"patches_layout must be 'NCPP' or 'NPPC', got {patches_layout!r}")
+            raise OptionError("patches_layout", patches_layout, "'NCPP' or 'NPPC'")
         self.patches_layout = patches_layout
         self.channels_last = bool(channels_last)
         self.augment = augment
@@ -206,43 +211,68 @@ class HSIPatchDataset(Dataset):
             raise IndexError(f"index out of range for HSIPatchDataset of length {n}: {idx.min()}..{idx.max()}")
         return np.where(idx < 0, idx + n, idx)
 
-    def _gather(self, idx: np.ndarray, codes: np.ndarray | None) -> np.ndarray:
-        """(B, C, P, P) float32 windows for dataset indices ``idx``, transformed by ``codes``.
+    def _augment_params(self, idx: np.ndarray) -> dict[str, np.ndarray] | None:
+        """The augmentation parameters of samples ``idx`` at the current epoch (None without augmentation).
 
-        The result is a transposed view of a fresh C-contiguous ``(B, P, P, C)`` array.
+        Exactly ``augment.sample(seed, epoch, idx, num_bands)``; the per-window draws
+        (symmetry code, scale) are made once per epoch for the whole dataset and looked up.
         """
-        plain = codes is None or not codes.any()
+        if self.augment is None:
+            return None
+        epoch = self.epoch
+        key = (self.seed, epoch, self.augment)
+        cached = self._opened.get("window_draws")
+        if cached is None or cached[0] != key:
+            draws = self.augment.sample_windows(self.seed, epoch, np.arange(len(self)))
+            cached = self._opened["window_draws"] = ((self.seed, epoch, dataclasses.replace(self.augment)), draws)
+        params = {k: v[idx] for k, v in cached[1].items()}
+        noise = self.augment.sample_noise(self.seed, epoch, idx, self.num_bands)
+        if noise is not None:
+            params["noise"] = noise
+        return params
+
+    def _cut(self, idx: np.ndarray, codes: np.ndarray | None) -> np.ndarray:
+        """Fresh C-contiguous ``(B, P, P, C)`` float32 windows of samples ``idx``, symmetries applied.
+
+        One gather whether ``codes`` (per-sample symmetry codes, or None) are given or not:
+        the symmetries are folded into its index (:func:`~hsi.data.patches.gather_rows`).
+        A C-contiguous ``(N, P, P, C)`` patch array is read as a cube of ``N * P`` rows and
+        ``P`` columns whose window ``n`` starts at row ``n * P``.
+        """
+        p = self.patch_size
+        codes = codes if codes is not None and np.any(codes) else None
         if self.source_kind == "cube":
             cube = self._array("cube")
-            keys: tuple = (self.coords[idx, 0], self.coords[idx, 1])
-            if plain:
-                return gather_rows(cube, *keys, self.patch_size).astype(np.float32, copy=False).transpose(0, 3, 1, 2)
-            view = window_view(cube, self.patch_size, channels_last=True)  # (H, W, P, P, C)
-        else:
-            arr = self._array("patches")
-            view = arr.transpose(0, 2, 3, 1) if self.patches_layout == "NCPP" else arr  # (N, P, P, C)
-            keys = (idx,)
-        if plain:
-            out = np.ascontiguousarray(view[keys], dtype=np.float32)
-        else:
-            out = np.empty((idx.size, *view.shape[-3:]), dtype=np.float32)
-            axes = (view.ndim - 3, view.ndim - 2)
-            for c in np.unique(codes):
-                sel = np.nonzero(codes == c)[0]
-                out[sel] = dihedral(view, int(c), axes=axes)[tuple(k[sel] for k in keys)]
-        return out.transpose(0, 3, 1, 2)
+            return gather_rows(cube, self.coords[idx, 0], self.coords[idx, 1], p, codes).astype(np.float32, copy=False)
+        arr = self._array("patches")
+        if self.patches_layout == "NPPC" and arr.flags.c_contiguous:
+            tall = arr.reshape(arr.shape[0] * p, p, arr.shape[3])
+            return gather_rows(tall, idx * p, np.zeros_like(idx), p, codes).astype(np.float32, copy=False)
+        view = arr.transpose(0, 2, 3, 1) if self.patches_layout == "NCPP" else arr  # (N, P, P, C), strided
+        if codes is None:
+            return np.ascontiguousarray(view[idx], dtype=np.float32)
+        src = symmetry_offsets(p)[codes]  # (B, P, P, 2): where each output pixel comes from
+        return np.ascontiguousarray(view[idx[:, None, None], src[..., 0], src[..., 1]], dtype=np.float32)
+
+    def _gather(self, idx: np.ndarray, params: dict[str, np.ndarray] | None) -> torch.Tensor:
+        """``(B, P, P, C)`` float32 tensor of the windows of samples ``idx``, augmented with ``params``.
+
+        Symmetries are part of the gather's index; spectral scaling and noise are then
+        applied in place (the float32 operations of :meth:`PatchAugment.apply_spectral`).
+        """
+        params = params or {}
+        out = torch.from_numpy(self._cut(idx, params.get("code")))
+        spectral = {k: params[k] for k in ("scale", "noise") if k in params}
+        if spectral:
+            PatchAugment.apply_spectral(out.permute(0, 3, 1, 2), spectral)  # in place, on a (B, C, P, P) view
+        return out
 
     def __getitems__(self, indices: Sequence[int]) -> PatchBatch:
         """Fetch a whole batch with one vectorized gather (called by DataLoader)."""
         idx = self._indices(indices)
-        params = None
-        if self.augment is not None:
-            params = self.augment.sample(self.seed, self.epoch, idx, self.num_bands)
-        patches = torch.from_numpy(self._gather(idx, None if params is None else params["code"]))
-        fmt = torch.channels_last if self.channels_last else torch.contiguous_format
-        patches = patches.contiguous(memory_format=fmt)  # no-op for the channels-last default
-        if params is not None and self.augment.spectral:
-            PatchAugment.apply_spectral(patches, params)
+        patches = self._gather(idx, self._augment_params(idx)).permute(0, 3, 1, 2)  # channels-last (B, C, P, P)
+        if not self.channels_last:
+            patches = patches.contiguous()
         return PatchBatch(
             patches, torch.from_numpy(self.labels[idx].copy()), torch.from_numpy(self.coords[idx].copy()), torch.from_numpy(idx)
         )
@@ -279,8 +309,8 @@ class HSIIndexDataset(HSIPatchDataset):
             "label": torch.from_numpy(self.labels[idx].copy()),
             "index": torch.from_numpy(idx),
         }
-        if self.augment is not None:
-            params = self.augment.sample(self.seed, self.epoch, idx, self.num_bands)
+        params = self._augment_params(idx)
+        if params is not None:
             batch.update({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in params.items()})
         return batch
 
@@ -294,11 +324,15 @@ def gather_index_batch(
     """Turn an index batch (from :class:`HSIIndexDataset`) into ``(patches, labels)`` on ``cube``'s device.
 
     ``cube`` is the padded HWC cube as a tensor on the training device. Windows are cut
-    with :func:`hsi.data.patches.gather_windows` and augmented with the parameters carried
-    in the batch — bit-identical to the host path.
+    with :func:`hsi.data.patches.gather_windows`, the batch's symmetry codes folded into
+    the gather's index, then scaled / offset with the batch's spectral parameters (the
+    same float32 operations as the host path): bit-identical to the host path.
     """
-    patches = gather_windows(cube, batch["coords"].to(cube.device), patch_size, channels_last=channels_last)
-    if "code" in batch:
-        patches = PatchAugment.apply_dihedral(patches, batch["code"])
-        PatchAugment.apply_spectral(patches, {k: batch[k] for k in ("scale", "noise") if k in batch})
+    codes = batch.get("code")
+    patches = gather_windows(cube, batch["coords"].to(cube.device), patch_size, codes=codes)  # channels-last
+    spectral = {k: batch[k] for k in ("scale", "noise") if k in batch}
+    if spectral:
+        PatchAugment.apply_spectral(patches, spectral)
+    if not channels_last:
+        patches = patches.contiguous()
     return patches, batch["label"].to(cube.device)

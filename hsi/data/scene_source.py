@@ -25,14 +25,20 @@ import numpy as np
 
 __all__ = ["SourceSpec", "LoadedSource", "load_source", "file_identity"]
 
-_SHA_MEMO: dict[tuple[str, int, int], str] = {}
+_SHA_MEMO: dict[tuple[str, int, int, int, int, int], str] = {}
 
 
 def file_identity(path: str | Path) -> dict[str, Any]:
-    """``{path, size, mtime_ns, sha256}`` of a file (the hash is memoized per process)."""
+    """``{path, size, mtime_ns, sha256}`` of a file (the hash is memoized per process).
+
+    The memo is keyed by path, size, mtime, inode, device and ctime: a rewrite that keeps
+    the size and restores the mtime (``os.utime``) still changes the ctime (which no
+    user call can set back), and a file replaced by rename has a new inode, so the hash is
+    computed again.
+    """
     p = Path(path).expanduser().resolve()
     st = p.stat()
-    memo_key = (str(p), st.st_size, st.st_mtime_ns)
+    memo_key = (str(p), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_ctime_ns)
     digest = _SHA_MEMO.get(memo_key)
     if digest is None:
         h = hashlib.sha256()
@@ -95,6 +101,8 @@ class SourceSpec:
     labels_path: str | None = None
     cube_key: str | None = None
     labels_key: str | None = None
+    layout: str | None = None
+    download: bool = False
     scene_options: dict[str, Any] = field(default_factory=dict)
     test_labels_path: str | None = None
     test_labels_key: str | None = None
@@ -128,6 +136,7 @@ class SourceSpec:
                 "kind": "files",
                 "cube": file_identity(self.cube_path),
                 "cube_key": self.cube_key,
+                "layout": self.layout,
                 "labels": file_identity(self.labels_path),
                 "labels_key": self.labels_key,
                 "test_labels": test,
@@ -154,7 +163,7 @@ def load_source(spec: SourceSpec) -> LoadedSource:
         from hsi.io import read_cube, read_labels
         from hsi.scenes.palette import make_palette
 
-        cube = read_cube(spec.cube_path, key=spec.cube_key)
+        cube = read_cube(spec.cube_path, key=spec.cube_key, layout=spec.layout)
         raw = read_labels(spec.labels_path, key=spec.labels_key)
         if raw.shape != cube.data.shape[:2]:
             from hsi.errors import ShapeMismatchError
@@ -191,7 +200,7 @@ def load_source(spec: SourceSpec) -> LoadedSource:
     else:
         from hsi.scenes import load_scene
 
-        scene = load_scene(spec.scene, root=spec.root, **spec.scene_options)
+        scene = load_scene(spec.scene, root=spec.root, download=spec.download, **spec.scene_options)
         files = sorted(set(_files_of(scene.cube.meta) + _files_of(scene.meta)))
         identity = {
             "kind": "registry",

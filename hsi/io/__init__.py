@@ -11,5 +11,6 @@ from hsi.io.cube import Cube, read_cube
 from hsi.io.inventory import list_arrays
 from hsi.io.labels import read_labels
 from hsi.io.lazy import LazyCube, open_cube
+from hsi.io.write import append_h5, write_h5
 
-__all__ = ["Cube", "LazyCube", "list_arrays", "open_cube", "read_cube", "read_labels"]
+__all__ = ["Cube", "LazyCube", "append_h5", "list_arrays", "open_cube", "read_cube", "read_labels", "write_h5"]

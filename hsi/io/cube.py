@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from hsi.errors import DataQualityWarning
 from hsi.io.lazy import open_cube
 
 
@@ -80,7 +82,10 @@ def read_cube(
     Returns
     -------
     Cube with ``data`` (H, W, C) float32 (integer data is converted before any arithmetic;
-    ENVI ``data ignore value`` becomes NaN, counted in ``meta['n_ignored']``).
+    ENVI ``data ignore value`` becomes NaN, counted in ``meta['n_ignored']``). NaN and
+    infinite values are counted in ``meta['n_nonfinite']`` (values),
+    ``meta['n_nonfinite_pixels']`` and ``meta['n_nonfinite_bands']``, and warned about
+    (:class:`hsi.errors.DataQualityWarning`), as is a cube whose finite values are all equal.
     """
     lazy = open_cube(
         path, key, layout, expected_bands=expected_bands, drop_bad_bands=drop_bad_bands,
@@ -88,5 +93,38 @@ def read_cube(
     )
     with lazy:
         data, n_ignored = lazy._read(slice(None), slice(None))
-    meta = dict(lazy.meta, n_ignored=n_ignored)
+    meta = dict(lazy.meta, n_ignored=n_ignored, **nonfinite_counts(data))
+    _warn_quality(data, meta)
     return Cube(data=data, wavelengths=lazy.wavelengths, meta=meta)
+
+
+def nonfinite_counts(data: np.ndarray) -> dict[str, int]:
+    """``n_nonfinite`` (values), ``n_nonfinite_pixels`` (pixels with any) and ``n_nonfinite_bands``."""
+    bad = ~np.isfinite(data)
+    return {
+        "n_nonfinite": int(bad.sum()),
+        "n_nonfinite_pixels": int(bad.any(axis=-1).sum()),
+        "n_nonfinite_bands": int(bad.any(axis=(0, 1)).sum()),
+    }
+
+
+def _warn_quality(data: np.ndarray, meta: dict) -> None:
+    """Warn (:class:`DataQualityWarning`) about non-finite values and about a constant cube."""
+    where = meta.get("source")
+    if meta["n_nonfinite"]:
+        ignored = f", {meta['n_ignored']} of them from the data ignore value" if meta.get("n_ignored") else ""
+        warnings.warn(
+            f"{where}: {meta['n_nonfinite']} NaN or infinite value(s){ignored} in {meta['n_nonfinite_pixels']} of "
+            f"{data.shape[0] * data.shape[1]} pixels ({meta['n_nonfinite_bands']} bands); training leaves those "
+            f"pixels out and fills the values in others' windows (counts in cube.meta)",
+            DataQualityWarning, stacklevel=3,
+        )
+    finite = np.isfinite(data)  # a mask, not a copy of the values
+    lo = np.min(data, where=finite, initial=np.inf)
+    if not np.isfinite(lo):
+        warnings.warn(f"{where}: no finite value at all in the cube", DataQualityWarning, stacklevel=3)
+    elif lo == np.max(data, where=finite, initial=-np.inf):
+        warnings.warn(
+            f"{where}: every finite value of the cube is {float(lo)!r}; there is nothing to learn "
+            f"from (a blank or wrongly decoded file?)", DataQualityWarning, stacklevel=3,
+        )

@@ -54,6 +54,13 @@ def _same_name(a: str, b: str) -> bool:
     return a.strip("/") == b.strip("/")
 
 
+def _has_ndim(shape: tuple[int, ...], ndim: int) -> bool:
+    """``ndim`` axes longer than 1; a label map (ndim 2) may carry extra singleton axes ((H, W, 1))."""
+    if ndim == 2:
+        return len(shape) <= 3 and sum(s > 1 for s in shape) == 2
+    return len(shape) == ndim and min(shape) > 1
+
+
 def choose(
     infos: Sequence[ArrayInfo],
     key: str | None,
@@ -73,7 +80,7 @@ def choose(
             if _same_name(info.name, key):
                 return info
         raise VariableKeyError(f"{source}: key {key!r} not found; available keys: {describe(infos)}")
-    candidates = [i for i in infos if i.numeric and len(i.shape) == ndim and min(i.shape) > 1]
+    candidates = [i for i in infos if i.numeric and _has_ndim(i.shape, ndim)]
     if len(candidates) > 1 and prefer is not None:
         preferred = [i for i in candidates if prefer(i)]
         if preferred:

@@ -81,6 +81,9 @@ def open_hdf5(path: Path, key: str | None, matlab: bool) -> RawSource:
             path, "mat-v7.3" if matlab else "hdf5", ReversedAxes(dataset) if matlab else dataset,
             key=info.name, extra={"matlab_transposed": matlab}, closer=handle.close,
         )
+        if not matlab and "layout" in dataset.attrs:  # written by hsi.io.write_h5 (or declared by the producer)
+            source.layout = str(np.asarray(dataset.attrs["layout"]).item() if np.ndim(dataset.attrs["layout"]) == 0
+                                else dataset.attrs["layout"])
         declared = _attr_wavelengths(dataset.attrs)
         if declared is not None:
             source.wavelengths = declared[1]

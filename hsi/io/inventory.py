@@ -24,8 +24,13 @@ def list_arrays(path: str | Path) -> list[ArrayInfo]:
     if kind in ("mat", "hdf5"):
         from hsi.io.hdf5 import open_file, walk
 
+        matlab = False
+        if kind == "mat":
+            from hsi.io.matlab import matlab_marks
+
+            matlab = matlab_marks(p) is not None
         with open_file(p) as handle:
-            return walk(handle, matlab=kind == "mat")[0]
+            return walk(handle, matlab=matlab)[0]
     from hsi.io.dispatch import open_source
 
     source = open_source(p)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hsi.errors import CubeFormatError
+from hsi.errors import CubeFormatError, OptionError
 from hsi.io.discovery import ArrayInfo
 from hsi.io.dispatch import file_kind
 
@@ -15,26 +15,31 @@ def _integer_like(info: ArrayInfo) -> bool:
     return info.dtype == "bool" or np.issubdtype(np.dtype(info.dtype), np.integer)
 
 
-def to_label_map(array: np.ndarray, source: str) -> np.ndarray:
-    """Check a label array and return it as C-contiguous (H, W) int64.
+#: More distinct classes than this and an array is refused as a label map (a data matrix,
+#: a band, a mis-keyed variable); ``read_labels(max_classes=...)`` raises the limit.
+MAX_CLASSES = 255
 
-    Single-band images (H, W, 1) are squeezed; float arrays must hold whole numbers.
-    """
-    array = np.asarray(array)
-    if array.ndim == 3 and 1 in array.shape:
-        array = array.reshape([s for s in array.shape if s != 1] if array.shape.count(1) == 1 else array.shape)
-    if array.ndim != 2:
-        raise CubeFormatError(
-            f"{source}: shape {array.shape} is {array.ndim}-D; a label map must be 2-D (H x W) "
-            f"(use read_cube for cubes)"
-        )
+
+def _squeeze(array: np.ndarray) -> np.ndarray:
+    """Drop singleton axes of a 3-D array with exactly two axes longer than 1 ((H, W, 1) -> (H, W))."""
+    if array.ndim > 2 and sum(s > 1 for s in array.shape) == 2:
+        return array.reshape([s for s in array.shape if s > 1])
+    return array
+
+
+def _as_integers(array: np.ndarray, source: str) -> np.ndarray:
+    """The array as int64; floats must hold whole finite numbers, anything else is refused."""
     if array.dtype == np.bool_ or np.issubdtype(array.dtype, np.integer):
         return np.ascontiguousarray(array, dtype=np.int64)
     if not np.issubdtype(array.dtype, np.floating):
-        raise CubeFormatError(f"{source}: label dtype {array.dtype} is not numeric")
+        raise CubeFormatError(f"{source}: label dtype {array.dtype} is not a real number type; labels must be integers")
     finite = np.isfinite(array)
     if not finite.all():
-        raise CubeFormatError(f"{source}: {int((~finite).sum())} non-finite label value(s); labels must be integers")
+        first = tuple(int(i) for i in np.argwhere(~finite)[0])
+        raise CubeFormatError(
+            f"{source}: {int((~finite).sum())} non-finite label value(s), first at (row, col) {first}; "
+            f"labels must be integers"
+        )
     fractional = array != np.round(array)
     if fractional.any():
         first = tuple(int(i) for i in np.argwhere(fractional)[0])
@@ -45,13 +50,79 @@ def to_label_map(array: np.ndarray, source: str) -> np.ndarray:
     return np.ascontiguousarray(array, dtype=np.int64)
 
 
-def read_labels(path: str | Path, key: str | None = None) -> np.ndarray:
+def _check_values(labels: np.ndarray, source: str, max_classes: int) -> None:
+    """Refuse negative ids (no silent 'unlabeled') and more classes than a label map can hold."""
+    negative = labels < 0
+    if negative.any():
+        first = tuple(int(i) for i in np.argwhere(negative)[0])
+        raise CubeFormatError(
+            f"{source}: {int(negative.sum())} negative label value(s) (values "
+            f"{sorted(int(v) for v in np.unique(labels[negative])[:5])}), first at (row, col) {first}; "
+            f"labels must be >= 0 with 0 = unlabeled. Map them explicitly first, e.g. "
+            f"labels[labels < 0] = 0 if they mean 'unlabeled'"
+        )
+    n_classes = int(np.unique(labels[labels > 0]).size)
+    if n_classes > max_classes:
+        raise CubeFormatError(
+            f"{source}: {n_classes} distinct label values in a {labels.shape[0]} x {labels.shape[1]} array, more "
+            f"than max_classes={max_classes}; this looks like data (a band or a data matrix), not a label map. "
+            f"Check the file and key, or pass max_classes= if it really has that many classes"
+        )
+
+
+def to_label_map(array: np.ndarray, source: str, max_classes: int = MAX_CLASSES) -> np.ndarray:
+    """Check a label array and return it as C-contiguous (H, W) int64.
+
+    Parameters
+    ----------
+    array : ndarray
+        (H, W), or (H, W, 1) / (1, H, W) single-band images (squeezed).
+    source : str
+        File (and key) named in error messages.
+    max_classes : int
+        Refuse arrays with more distinct positive values than this.
+
+    Raises
+    ------
+    CubeFormatError
+        Not 2-D, not integral, non-finite, negative values, or too many classes.
+    """
+    array = _squeeze(np.asarray(array))
+    if array.ndim != 2:
+        raise CubeFormatError(
+            f"{source}: shape {array.shape} is {array.ndim}-D; a label map must be 2-D (H x W) "
+            f"(use read_cube for cubes)"
+        )
+    labels = _as_integers(array, source)
+    _check_values(labels, source, max_classes)
+    return labels
+
+
+def read_labels(path: str | Path, key: str | None = None, *, max_classes: int = MAX_CLASSES) -> np.ndarray:
     """Read a label map as (H, W) int64, 0 = unlabeled.
 
     Formats as :func:`hsi.io.read_cube`. With ``key=None`` the only 2-D array is chosen
-    (integer arrays first when there are several); MATLAB v7.3 maps come out in MATLAB's
-    orientation (PaviaU: 610 x 340). ENVI and ERDAS single-band images are read whole.
+    (integer arrays first when there are several; (H, W, 1) arrays count as 2-D); MATLAB
+    v7.3 maps come out in MATLAB's orientation (PaviaU: 610 x 340). ENVI and ERDAS
+    single-band images are read whole.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    key : str or None
+        Variable / dataset name; None = discover.
+    max_classes : int
+        An array with more distinct positive values is refused (it is data, not labels).
+
+    Raises
+    ------
+    CubeFormatError
+        Negative values (with their count and first position), non-integral or non-finite
+        values, more than ``max_classes`` classes, or an array that is not 2-D.
     """
+    if isinstance(max_classes, bool) or not isinstance(max_classes, int) or max_classes < 1:
+        raise OptionError("max_classes", max_classes, "a positive integer")
     p = Path(path)
     kind = file_kind(p)
     name = None
@@ -72,4 +143,4 @@ def read_labels(path: str | Path, key: str | None = None) -> np.ndarray:
         finally:
             source.close()
     where = f"{p} key {name!r}" if name else str(p)
-    return to_label_map(array, where)
+    return to_label_map(array, where, max_classes)

@@ -11,13 +11,19 @@ from hsi.io.plan import ReadPlan, build_plan
 from hsi.io.source import RawSource
 
 
-def _window(sl: slice, n: int, name: str) -> slice:
+def _window(sl: slice, n: int, name: str, where: str) -> slice:
+    """The slice clipped to ``n``; a window selecting nothing (empty or past the edge) raises."""
     if not isinstance(sl, slice):
         raise TypeError(f"{name} must be a slice, got {type(sl).__name__}")
-    start, stop, step = sl.indices(n)
-    if step != 1:
+    if sl.step not in (None, 1):
         raise ValueError(f"{name}={sl!r}: only contiguous windows (step 1) are supported")
-    return slice(start, max(start, stop))
+    start, stop, _ = sl.indices(n)  # clipped to the cube as numpy slicing is
+    if stop <= start:
+        raise IndexError(
+            f"{where}: {name}={sl!r} selects none of the cube's {n} {name} (valid indices 0..{n - 1}); "
+            f"the window is empty or out of range"
+        )
+    return slice(start, stop)
 
 
 class LazyCube:
@@ -40,6 +46,7 @@ class LazyCube:
         self.shape = tuple(int(s) for s in shape)
         self.wavelengths = wavelengths
         self.meta = meta
+        self._closed = False
 
     height = property(lambda self: self.shape[0])
     width = property(lambda self: self.shape[1])
@@ -47,9 +54,12 @@ class LazyCube:
 
     def _read(self, rows: slice, cols: slice) -> tuple[np.ndarray, int]:
         plan = self._plan
+        where = str(self.meta.get("source"))
+        if self._closed:
+            raise CubeFormatError(f"{where}: this LazyCube was closed; open it again with open_cube() to read windows")
         index = [slice(None)] * 3
-        index[plan.layout.index("H")] = _window(rows, self.shape[0], "rows")
-        index[plan.layout.index("W")] = _window(cols, self.shape[1], "cols")
+        index[plan.layout.index("H")] = _window(rows, self.shape[0], "rows", where)
+        index[plan.layout.index("W")] = _window(cols, self.shape[1], "cols", where)
         try:
             block = np.asarray(self._source.array[tuple(index)]).transpose(plan.axes)
         except OSError as err:
@@ -73,7 +83,8 @@ class LazyCube:
         return self._read(rows, cols)[0]
 
     def close(self) -> None:
-        """Release the underlying file."""
+        """Release the underlying file; later reads raise :class:`CubeFormatError`."""
+        self._closed = True
         self._source.close()
 
     def __enter__(self) -> LazyCube:

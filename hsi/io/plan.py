@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hsi.errors import BandMismatchError, CubeFormatError, WavelengthError
+from hsi.errors import BandMismatchError, CubeFormatError, OptionError, WavelengthError
 from hsi.io.bands import band_order, check_count, to_nanometers
 from hsi.io.layout import detect_layout, parse_layout, to_hwc_axes
 from hsi.io.source import RawSource
@@ -82,6 +82,14 @@ def _wavelengths(source: RawSource, declared, n_bands: int, where: str):
     return nm, (origin if nm is not None else None), note, mult
 
 
+def _check_scale(scale: object) -> None:
+    """``scale=`` must be True, False, None or a finite non-zero number (not a string such as "yes")."""
+    if scale is None or isinstance(scale, bool):
+        return
+    if not isinstance(scale, (int, float, np.integer, np.floating)) or not np.isfinite(scale) or scale == 0:
+        raise OptionError("scale", scale, "True (the file's scale factor), False (raw values) or a finite non-zero number")
+
+
 def _scale_factor(source: RawSource, scale: bool | float, where: str) -> float | None:
     """The divisor to apply: the file's (``scale=True``), none (False) or the one given."""
     if scale is True:
@@ -105,6 +113,16 @@ def build_plan(
 ) -> tuple[ReadPlan, tuple[int, int, int], np.ndarray | None, dict]:
     """Decide everything about a read; returns ``(plan, out_shape, wavelengths_nm, meta)``."""
     where = str(source.path)
+    _check_scale(scale)
+    if band_order_mode not in ("auto", "strict"):
+        raise OptionError("band_order", band_order_mode, "'auto' or 'strict'")
+    dtype = np.dtype(source.array.dtype)
+    if dtype == np.bool_:
+        name = f" key {source.key!r}" if source.key else ""
+        raise CubeFormatError(
+            f"{where}{name}: a boolean array (a mask?), not spectral data; a cube must hold numbers "
+            f"(read a mask with read_labels)"
+        )
     lay, why, declared = _layout(source, layout, where)
     shape = tuple(source.array.shape)
     n_bands = shape[lay.index("C")]

@@ -13,6 +13,7 @@ name            class                              min num_bands   min patch_siz
 ``hybridsn``    :class:`HybridSN` (Roy 2020)       13              9
 ``cnn2d``       :class:`CNN2D`                     1               1
 ``fcn``         :class:`FCN`                       1               1, odd
+``ssnet``       :class:`SSNet` (the default)       1               1, odd
 ==============  =================================  ==============  ===============
 """
 
@@ -24,25 +25,31 @@ from hsi.models.cnn3d import CNN3D
 from hsi.models.fcn import FCN
 from hsi.models.hybridsn import HybridSN
 from hsi.models.registry import (
+    DEFAULT_MODEL,
     UnknownModelError,
     build_model,
     get_model_class,
     list_models,
+    recommended_pca,
     register_model,
 )
 from hsi.models.spectral1d import Spectral1DCNN
+from hsi.models.ssnet import SSNet
 
 __all__ = [
     "CNN2D",
     "CNN3D",
+    "DEFAULT_MODEL",
     "FCN",
     "HybridSN",
     "ModelSizeError",
     "PatchClassifier",
+    "SSNet",
     "Spectral1DCNN",
     "UnknownModelError",
     "build_model",
     "get_model_class",
     "list_models",
+    "recommended_pca",
     "register_model",
 ]

@@ -71,6 +71,11 @@ class PatchClassifier(nn.Module):
     fixed_patch_size : bool (class attribute)
         True when ``forward`` only accepts patches of exactly ``patch_size`` (a flatten
         layer sized for it); otherwise any spatial size works.
+    RECOMMENDED_PCA : int or None (class attribute)
+        PCA components a run should apply when the user gives no ``pca`` and the scene
+        has more bands than this (models whose cost grows with the band count, such as
+        3-D convolutions); None when raw bands are fine. See
+        :func:`hsi.models.registry.recommended_pca`.
     """
 
     dense: ClassVar[bool] = False
@@ -78,6 +83,7 @@ class PatchClassifier(nn.Module):
     MIN_PATCH_SIZE: ClassVar[int] = 1
     ODD_PATCH_SIZE: ClassVar[bool] = False
     fixed_patch_size: ClassVar[bool] = False
+    RECOMMENDED_PCA: ClassVar[int | None] = None
 
     def __init__(self, num_bands: int, num_classes: int, patch_size: int) -> None:
         super().__init__()

@@ -33,6 +33,11 @@ class CNN3D(PatchClassifier):
     ``P = 3`` or ``4`` the first one is zero-padded so that any ``P >= 3`` works. The
     flattened size is computed from the sizes by formula, for any ``num_bands >= 3``.
 
+    When to use it: as the published 3-D reference. Its cost grows with the band count:
+    give it a PCA (``RECOMMENDED_PCA = 30``: runs apply it to scenes with more bands
+    unless told otherwise). On a CPU it is several times slower than ``ssnet``, and
+    not more accurate on the scenes measured.
+
     Parameters
     ----------
     num_bands, num_classes : int
@@ -52,6 +57,7 @@ class CNN3D(PatchClassifier):
     MIN_NUM_BANDS = 3
     MIN_PATCH_SIZE = 3
     fixed_patch_size = True
+    RECOMMENDED_PCA = 30
 
     @classmethod
     def _bands_reason(cls) -> str:

@@ -29,6 +29,10 @@ class FCN(PatchClassifier):
     receptive field); pixels closer than ``r`` to the tile edge see zero padding, so tiled
     inference should overlap tiles by at least ``r`` (``receptive_radius``).
 
+    When to use it: for fast whole-scene (dense) inference, or as a lighter ``ssnet``. It
+    reads the centre pixel like ``ssnet`` but mixes its spectrum with the neighbours' in
+    every block, where ``ssnet`` also hands the centre's own spectral features to the head.
+
     ``forward`` on patches ``(B, C, P, P)`` returns the centre pixel of ``forward_dense``;
     it only computes the centre ``(2r + 1)`` window when ``P`` is larger, which gives the
     same logits since the centre pixel cannot see anything further out (exactly so in

@@ -16,7 +16,18 @@ from torch import nn
 
 from hsi.errors import HSIError
 
-__all__ = ["UnknownModelError", "build_model", "get_model_class", "list_models", "register_model"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "UnknownModelError",
+    "build_model",
+    "get_model_class",
+    "list_models",
+    "recommended_pca",
+    "register_model",
+]
+
+DEFAULT_MODEL = "ssnet"
+"""The model a run uses when none is named (chosen from the accuracy benchmark; see README)."""
 
 _REGISTRY: dict[str, type[nn.Module]] = {}
 
@@ -96,3 +107,22 @@ def build_model(
             f"{cls.__name__} accepts: {', '.join(accepted) or '(none)'}"
         )
     return cls(num_bands=num_bands, num_classes=num_classes, patch_size=patch_size, **kwargs)
+
+
+def recommended_pca(name: str, num_bands: int) -> int | None:
+    """PCA components to apply before model ``name`` on a scene of ``num_bands`` raw bands.
+
+    A run that was given no ``pca`` should use this (and say so in its log): it is the
+    class's ``RECOMMENDED_PCA`` when the scene has more bands than that, else None (raw
+    bands). Models whose cost grows with the band count set it (``cnn3d``, ``hybridsn``:
+    on 200 raw bands a fit takes tens of minutes on a CPU instead of about one).
+
+    Raises
+    ------
+    UnknownModelError
+        If ``name`` is not registered.
+    """
+    target = getattr(get_model_class(name), "RECOMMENDED_PCA", None)
+    if target is None or int(num_bands) <= int(target):
+        return None
+    return int(target)

@@ -25,6 +25,11 @@ class Spectral1DCNN(PatchClassifier):
     pooling sizes follow the band count: ``kernel_size = ceil(num_bands / 9)`` and
     ``pool_size = ceil(kernel_size / 5)``, with tanh activations.
 
+    When to use it: as a per-pixel deep reference, or on scenes whose classes are
+    separable pixel by pixel. It sees no spatial context, so where context matters (the
+    synthetic scene) it cannot beat a per-pixel SVM and learns slowly; ``ssnet`` holds
+    the same per-pixel path plus context.
+
     Parameters
     ----------
     num_bands, num_classes : int

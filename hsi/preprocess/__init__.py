@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from hsi.preprocess._base import BandTransformer, NonFiniteWarning, StateFormatError
 from hsi.preprocess.bands import WATER_ABSORPTION_NM, WATER_ABSORPTION_NM_WIDE, RemoveBands
+from hsi.preprocess.fill import NonFiniteFill
 from hsi.preprocess.leakage import leakage_report
 from hsi.preprocess.pca import PCA
 from hsi.preprocess.pipeline import FORMAT_VERSION, Pipeline, make_pipeline
@@ -29,6 +30,7 @@ __all__ = [
     "WATER_ABSORPTION_NM",
     "WATER_ABSORPTION_NM_WIDE",
     "BandTransformer",
+    "NonFiniteFill",
     "NonFiniteWarning",
     "PerBandMinMax",
     "PerBandStandardize",

@@ -62,10 +62,11 @@ def decode_value(value: Any, source: ArraySource | None = None) -> Any:
 def transformer_classes() -> dict[str, type[BandTransformer]]:
     """The transformer classes a saved state may name, by class name."""
     from hsi.preprocess.bands import RemoveBands
+    from hsi.preprocess.fill import NonFiniteFill
     from hsi.preprocess.pca import PCA
     from hsi.preprocess.scaling import PerBandMinMax, PerBandStandardize
 
-    return {c.__name__: c for c in (PerBandMinMax, PerBandStandardize, PCA, RemoveBands)}
+    return {c.__name__: c for c in (NonFiniteFill, PerBandMinMax, PerBandStandardize, PCA, RemoveBands)}
 
 
 def transformer_from_state(state: Any, source: ArraySource | None = None) -> BandTransformer:

@@ -18,9 +18,12 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from hsi._atomic import write_bytes_atomic
+from hsi.errors import OptionError, OverwriteError
 from hsi.preprocess._base import BandTransformer, StateFormatError, training_pixels
 from hsi.preprocess._state import decode_value, encode_value, transformer_from_state
 from hsi.preprocess.bands import RemoveBands
+from hsi.preprocess.fill import NonFiniteFill
 from hsi.preprocess.pca import PCA
 from hsi.preprocess.scaling import PerBandMinMax, PerBandStandardize
 
@@ -165,11 +168,17 @@ class Pipeline(BandTransformer):
         return pipe
 
     def save(self, path: str | Path) -> Path:
-        """Write ``<path>.json`` and ``<path>.npz`` (a ``.json``/``.npz`` suffix is replaced).
+        """Write ``<path>.json`` and ``<path>.npz`` atomically (a ``.json``/``.npz`` suffix is replaced).
+
+        Only files this method wrote before are replaced: an existing ``.json`` must be a
+        saved hsi pipeline and an existing ``.npz`` must carry the pipeline marker, else
+        :class:`hsi.errors.OverwriteError` is raised and nothing is written. The JSON
+        records the SHA-256 of the arrays file and of its own content.
 
         Returns the path of the JSON file.
         """
         json_path, npz_path = _paths(path)
+        _check_replaceable(json_path, npz_path)
         arrays: dict[str, np.ndarray] = {}
 
         def sink(i: int, arr: np.ndarray) -> dict:
@@ -179,28 +188,40 @@ class Pipeline(BandTransformer):
 
         state = self._state(sink)
         buf = io.BytesIO()
-        np.savez(buf, **arrays)
+        np.savez(buf, **{_NPZ_MARKER: np.array(_FORMAT)}, **arrays)
         blob = buf.getvalue()
         state["arrays_file"] = npz_path.name
         state["arrays_sha256"] = hashlib.sha256(blob).hexdigest()
+        state["state_sha256"] = _state_digest(state)
         json_path.parent.mkdir(parents=True, exist_ok=True)
-        npz_path.write_bytes(blob)
-        json_path.write_text(json.dumps(state, indent=1))
+        write_bytes_atomic(npz_path, blob)
+        write_bytes_atomic(json_path, json.dumps(state, indent=1).encode())
         return json_path
 
     @classmethod
     def load(cls, path: str | Path) -> Pipeline:
-        """Read a pipeline written by :meth:`save` (give the ``.json``, ``.npz`` or base path)."""
+        """Read a pipeline written by :meth:`save` (give the ``.json``, ``.npz`` or base path).
+
+        Both checksums are verified before anything is used: an edited JSON (a learned
+        value such as ``n_components_`` changed by hand) or a swapped, truncated or
+        corrupt ``.npz`` raises :class:`StateFormatError`.
+        """
         json_path, _ = _paths(path)
         if not json_path.is_file():
             raise FileNotFoundError(f"Pipeline.load: no saved pipeline at {json_path}")
-        try:
-            state = json.loads(json_path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise StateFormatError(
-                f"Pipeline.load: {json_path} is not valid JSON ({err}); the file is corrupt"
-            ) from err
+        state = _read_json(json_path)
         _check_header(state, f"Pipeline.load({json_path})")
+        recorded = state.get("state_sha256")
+        if recorded is None:
+            raise StateFormatError(
+                f"Pipeline.load: {json_path} has no state_sha256 (written by an older hsi, or edited); "
+                "load it with the version that wrote it and save it again, or refit"
+            )
+        if _state_digest(state) != recorded:
+            raise StateFormatError(
+                f"Pipeline.load: {json_path} does not match its recorded state_sha256; the file was edited or "
+                "is corrupt (learned values cannot be changed by hand); refit and save again"
+            )
         npz_path = json_path.parent / str(state.get("arrays_file", ""))
         if not npz_path.is_file():
             raise FileNotFoundError(
@@ -226,16 +247,66 @@ class Pipeline(BandTransformer):
             return cls.from_state(state, _source=source)
 
 
+#: name of the array that marks an ``.npz`` as written by :meth:`Pipeline.save`
+_NPZ_MARKER = "hsi_pipeline_format"
+
+
+def _state_digest(state: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of ``state`` without its own ``state_sha256`` entry."""
+    body = {k: v for k, v in state.items() if k != "state_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _read_json(json_path: Path) -> Any:
+    try:
+        return json.loads(json_path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise StateFormatError(
+            f"Pipeline.load: {json_path} is not valid JSON ({err}); the file is corrupt"
+        ) from err
+
+
+def _ours_json(path: Path) -> bool:
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(state, dict) and state.get("format") == _FORMAT
+
+
+def _ours_npz(path: Path) -> bool:
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            return _NPZ_MARKER in npz.files and str(npz[_NPZ_MARKER]) == _FORMAT
+    except (OSError, ValueError, EOFError):
+        return False
+
+
+def _check_replaceable(json_path: Path, npz_path: Path) -> None:
+    """Raise :class:`OverwriteError` if either target exists and was not written by :meth:`Pipeline.save`."""
+    for target, ours in ((json_path, _ours_json), (npz_path, _ours_npz)):
+        if target.exists() and (not target.is_file() or not ours(target)):
+            raise OverwriteError(
+                f"Pipeline.save: {target} already exists and was not written by Pipeline.save; "
+                f"it is left untouched. Choose another name (a pipeline saved as {json_path.stem!r} "
+                f"needs both {json_path.name} and {npz_path.name})"
+            )
+
+
 def make_pipeline(scaling: str | None = "minmax", pca: int | float | None = None,
                   remove_bands: Sequence[int] | None = None,
                   wavelength_ranges: Sequence[Sequence[float]] | None = None,
                   bbl: Sequence[int] | None = None, *,
                   feature_range: Sequence[float] = (0.0, 1.0), whiten: bool = False,
-                  random_state: int = 0) -> Pipeline:
-    """Build the usual chain: band removal, then scaling, then PCA (each optional).
+                  random_state: int = 0, fill_nonfinite: str | None = None) -> Pipeline:
+    """Build the usual chain: non-finite fill, band removal, scaling, then PCA (each optional).
 
     Parameters
     ----------
+    fill_nonfinite : 'median', 'mean' or None
+        Put a :class:`NonFiniteFill` first: NaN / infinite values become the band's
+        training median (or mean) before anything else sees them. The DataModule always
+        uses ``'median'``.
     scaling : 'minmax', 'standardize' or None
     pca : int, float in (0, 1), or None
         ``n_components`` of a :class:`PCA` step.
@@ -245,6 +316,10 @@ def make_pipeline(scaling: str | None = "minmax", pca: int | float | None = None
         with ``wavelengths=``.
     """
     steps: list[BandTransformer] = []
+    if fill_nonfinite is not None:
+        if fill_nonfinite not in ("median", "mean"):
+            raise OptionError("fill_nonfinite", fill_nonfinite, "'median', 'mean' or None")
+        steps.append(NonFiniteFill(strategy=fill_nonfinite))
     if remove_bands is not None or wavelength_ranges is not None or bbl is not None:
         steps.append(RemoveBands(indices=remove_bands, wavelength_ranges=wavelength_ranges,
                                  bbl=bbl))

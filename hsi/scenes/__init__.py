@@ -3,7 +3,7 @@
 ``load_scene(name, root=None, download=False, **options)`` returns a :class:`Scene`;
 ``list_scenes()`` lists the registered names (benchmarks, unmixing scenes, ``synthetic``);
 ``register_scene(SceneSpec(...))`` adds your own. Where files are looked for and how they
-are downloaded is described in ``data/README.md``.
+are downloaded is described in ``hsi/scenes/GUIDE.md`` (``hsi scenes --guide``).
 """
 
 from __future__ import annotations

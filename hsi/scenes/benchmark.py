@@ -167,7 +167,7 @@ class BenchmarkScene:
             raise IntegrityError(
                 f"scene {self.name!r}: cube {cube_path} has shape {tuple(cube.data.shape)}, expected "
                 f"{self.shape} (H, W, C) for {self.cube.filename}; the file is a different version "
-                f"or damaged — replace it (see data/README.md)"
+                f"or damaged — replace it (see `hsi scenes --guide`)"
             )
         return cube, labels
 

@@ -1,6 +1,6 @@
 """Where scene files live, how they are found, and how they are downloaded and verified.
 
-Layout (see ``data/README.md``): ``<root>/<scene_name>/<file>``, or the file directly in
+Layout (see ``hsi scenes --guide``): ``<root>/<scene_name>/<file>``, or the file directly in
 ``<root>``. ``root`` is the ``root=`` argument, else ``$HSI_DATA_DIR``, else
 ``~/.cache/hsi``. Nothing is ever written below ``root`` except by a download, which
 writes to a temporary file in the target folder and renames it into place only after the
@@ -23,7 +23,7 @@ from hsi.errors import DatasetNotFoundError, IntegrityError
 
 ENV_VAR = "HSI_DATA_DIR"
 DEFAULT_ROOT = Path("~/.cache/hsi")
-DOC = "data/README.md"
+DOC = "`hsi scenes --guide`"
 _CHUNK = 1 << 20
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hsi.errors import UnknownSceneError
+from hsi.errors import OptionError, UnknownSceneError
 from hsi.scenes.files import RemoteFile, resolve_root
 from hsi.scenes.scene import Scene
 
@@ -114,7 +114,7 @@ def load_scene(name: str, root: str | os.PathLike | None = None, download: bool 
     ----------
     name : a name from :func:`list_scenes` (case and ``-``/``_`` insensitive).
     root : folder holding the data (``<root>/<name>/<files>`` or files directly in
-        ``<root>``); default ``$HSI_DATA_DIR``, else ``~/.cache/hsi``. See ``data/README.md``.
+        ``<root>``); default ``$HSI_DATA_DIR``, else ``~/.cache/hsi``. See ``hsi scenes --guide``.
     download : fetch missing files from their public URLs (verified by SHA-256 where
         known). Nothing is written below ``root`` otherwise.
     **options : scene-specific, e.g. ``purity=0.8`` for unmixing scenes, ``checksum=True``
@@ -126,7 +126,14 @@ def load_scene(name: str, root: str | os.PathLike | None = None, download: bool 
     UnknownSceneError, DatasetNotFoundError, IntegrityError, ShapeMismatchError
     """
     spec = get_scene_spec(name)
-    return spec.loader(resolve_root(root), download, **options)
+    resolved = resolve_root(root)
+    if resolved.exists() and not resolved.is_dir():
+        raise OptionError(
+            "root", str(root if root is not None else resolved),
+            f"a folder holding the scene's files (or <root>/{spec.name}/); this is a file — pass the folder "
+            f"that contains it, e.g. root={str(resolved.parent)!r}",
+        )
+    return spec.loader(resolved, download, **options)
 
 
 def describe_scenes() -> str:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hsi.errors import CubeFormatError, ShapeMismatchError
+from hsi.errors import CubeFormatError, OptionError, ShapeMismatchError
 from hsi.scenes.files import RemoteFile, locate, not_found, verify_file
 from hsi.scenes.labels import abundance_labels
 from hsi.scenes.palette import make_palette
@@ -181,8 +181,9 @@ class UnmixingScene:
 
         if options:
             raise TypeError(f"scene {self.name!r}: unexpected option(s) {sorted(options)}; accepted: purity, checksum")
-        if not 0.0 <= float(purity) <= 1.0:
-            raise ValueError(f"scene {self.name!r}: purity must be in [0, 1]; found {purity}")
+        if isinstance(purity, bool) or not isinstance(purity, (int, float)) or not 0.0 <= float(purity) <= 1.0:
+            raise OptionError("purity", purity, f"a number in [0, 1] (scene {self.name!r}: the least abundance "
+                                                "of a pixel's main endmember for it to be labeled)")
         cube_path = locate(root, self.name, self.cube.names)
         gt_path = locate(root, self.name, self.gt.names)
         missing = [spec for spec, p in ((self.cube, cube_path), (self.gt, gt_path)) if p is None]

@@ -7,12 +7,14 @@ so they work headless and in worker processes.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from hsi._atomic import write_bytes_atomic
@@ -21,6 +23,20 @@ from hsi._atomic import write_bytes_atomic
 def write_json_atomic(path: str | Path, payload: dict[str, Any]) -> None:
     """Write ``payload`` as indented JSON via a temporary file and a rename."""
     write_bytes_atomic(path, (json.dumps(payload, indent=2) + "\n").encode())
+
+
+def save_figure_atomic(fig: Figure, path: str | Path, dpi: int = 120) -> None:
+    """Render ``fig`` as PNG and put it at ``path`` atomically."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=dpi)
+    write_bytes_atomic(path, buffer.getvalue())
+
+
+def write_npz_atomic(path: str | Path, **arrays: np.ndarray) -> None:
+    """``numpy.savez_compressed`` into ``path`` atomically."""
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    write_bytes_atomic(path, buffer.getvalue())
 
 
 def plot_confusion(confusion: np.ndarray, class_names: list[str], path: str | Path, title: str = "") -> Figure:
@@ -38,6 +54,9 @@ def plot_confusion(confusion: np.ndarray, class_names: list[str], path: str | Pa
     ax.set_yticks(range(k), class_names, fontsize=8)
     ax.set_xlabel("predicted class")
     ax.set_ylabel("true class")
+    for i in np.flatnonzero(rows[:, 0] == 0):  # no test pixel: not 0 %, just unknown
+        ax.add_patch(Rectangle((-0.5, i - 0.5), k, 1, facecolor="0.85", edgecolor="none", hatch="//"))
+        ax.text((k - 1) / 2, i, "no test pixels", ha="center", va="center", fontsize=7, color="0.2")
     if k <= 20:
         for i in range(k):
             for j in range(k):
@@ -46,7 +65,7 @@ def plot_confusion(confusion: np.ndarray, class_names: list[str], path: str | Pa
                     ax.text(j, i, f"{int(cm[i, j])}", ha="center", va="center", fontsize=6, color=colour)
     ax.set_title(title or "Test confusion matrix")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure_atomic(fig, path)
     return fig
 
 
@@ -67,8 +86,8 @@ def read_epoch_history(log_dir: str | Path) -> dict[int, dict[str, float]]:
     return dict(sorted(history.items()))
 
 
-def plot_curves(history: dict[int, dict[str, float]], path: str | Path) -> Figure:
-    """Loss (train and val) and validation OA / AA / kappa against the epoch."""
+def plot_curves(history: dict[int, dict[str, float]], path: str | Path, best_epoch: int | None = None) -> Figure:
+    """Loss (train and val) and validation OA / AA / kappa against the epoch; the chosen epoch marked."""
     fig = Figure(figsize=(10, 4))
     ax_loss, ax_acc = fig.subplots(1, 2)
     epochs = sorted(history)
@@ -81,13 +100,17 @@ def plot_curves(history: dict[int, dict[str, float]], path: str | Path) -> Figur
     ax_loss.set_xlabel("epoch")
     ax_loss.set_ylabel("cross-entropy")
     ax_acc.set_xlabel("epoch")
+    ax_acc.set_ylabel("accuracy / kappa")
     ax_acc.set_ylim(0.0, 1.0)
+    if best_epoch is not None:
+        for ax in (ax_loss, ax_acc):
+            ax.axvline(best_epoch, color="0.4", linestyle="--", linewidth=1, label=f"best epoch ({best_epoch})")
     for ax in (ax_loss, ax_acc):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_figure_atomic(fig, path)
     return fig
 
 

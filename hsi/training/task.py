@@ -1,13 +1,16 @@
 """``HSIClassifier``: the LightningModule that trains any registry model on patches.
 
-Every constructor argument is a plain, type-hinted value (str, int, float, list,
-dict), so a YAML file can express it and ``LightningCLI`` can drive the class
-unchanged; ``save_hyperparameters()`` stores them, so ``load_from_checkpoint``
-rebuilds the network by itself.
+Every constructor argument is a plain, type-hinted value (str, int, float, list, dict)
+described in the numpydoc docstring, so a YAML file can express it and ``LightningCLI``
+drives the class unchanged. The shape of the data (band count, classes, class names,
+patch size) and the schedule length need not be given: when they are None they are taken
+from the trainer's DataModule and the trainer in ``setup``, the network is built then,
+and the values are recorded in ``hparams`` so ``load_from_checkpoint`` rebuilds it alone.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Literal
 
 import lightning as L
@@ -16,11 +19,18 @@ import torch
 import torch.nn.functional as F
 from torchmetrics.classification import MulticlassConfusionMatrix
 
-from hsi.models import build_model
+from hsi.errors import NonFiniteLossError, OptionError
+from hsi.models import DEFAULT_MODEL, build_model, list_models
 from hsi.training.metrics import scores_from_confusion
 
 IGNORE_INDEX = -1
 """Target value of unlabeled pixels: they never count in the loss or the metrics."""
+
+ModelName = Literal[tuple(list_models())]  # type: ignore[valid-type]
+"""The registry's built-in network names (``hsi.models.list_models()``)."""
+
+#: hyperparameters that describe the data; None means "from the DataModule in setup"
+DATA_SHAPE_KEYS = ("num_bands", "num_classes", "patch_size", "class_names")
 
 
 class HSIClassifier(L.LightningModule):
@@ -28,102 +38,163 @@ class HSIClassifier(L.LightningModule):
 
     Parameters
     ----------
-    model : registry name of the network (``hsi.models.list_models()``).
-    num_bands, num_classes, patch_size : shape of the data; the DataModule knows them.
-    model_options : extra keyword arguments of the network's constructor.
-    lr, weight_decay : optimizer settings.
-    optimizer : ``"adamw"``, ``"adam"`` or ``"sgd"`` (momentum 0.9, Nesterov).
-    scheduler : ``"cosine"`` (annealed over ``max_epochs``), ``"plateau"`` (on val OA) or ``"none"``.
-    max_epochs : horizon of the cosine schedule.
-    class_weights : optional per-class loss weights (length ``num_classes``).
-    label_smoothing : cross-entropy label smoothing in [0, 1).
-    class_names : names used in reports; defaults to ``class_1 ... class_K``.
+    model : ModelName
+        Network from the model registry (hsi.models.list_models()); the default, ssnet, was chosen from the
+        accuracy benchmark (see the README).
+    num_bands : int | None
+        Input bands after preprocessing (None: from the DataModule).
+    num_classes : int | None
+        Number of classes (None: from the DataModule).
+    patch_size : int | None
+        Side of the input patches (None: from the DataModule).
+    model_options : dict[str, Any] | None
+        Keyword arguments of the network's constructor (see its docstring), e.g. width=32.
+    lr : float
+        Learning rate.
+    weight_decay : float
+        Weight decay of the optimizer.
+    optimizer : Literal["adamw", "adam", "sgd"]
+        Optimizer (sgd: momentum 0.9, Nesterov).
+    scheduler : Literal["cosine", "plateau", "none"]
+        Learning-rate schedule: cosine annealing over max_epochs, halving on a validation OA plateau, or none.
+    max_epochs : int | None
+        Horizon of the cosine schedule (None: the trainer's max_epochs).
+    class_weights : list[float] | None
+        Per-class loss weights, one per class.
+    label_smoothing : float
+        Cross-entropy label smoothing, in [0, 1).
+    class_names : list[str] | None
+        Names of the classes in reports (None: from the DataModule, else class_1 ... class_K).
 
     Attributes
     ----------
-    net : the ``torch.nn.Module`` built from the registry.
-    test_scores : dict of OA, AA, kappa, per-class accuracy and confusion matrix, set by ``trainer.test``.
+    net : torch.nn.Module
+        The network built from the registry (after ``setup`` when the data shape came from the DataModule).
+    test_scores : dict | None
+        OA, AA, kappa, per-class accuracy and confusion matrix, set by ``trainer.test``.
     """
 
     def __init__(
         self,
-        model: str = "cnn2d",
-        num_bands: int = 200,
-        num_classes: int = 16,
-        patch_size: int = 11,
+        model: ModelName = DEFAULT_MODEL,
+        num_bands: int | None = None,
+        num_classes: int | None = None,
+        patch_size: int | None = None,
         model_options: dict[str, Any] | None = None,
         lr: float = 1e-3,
         weight_decay: float = 1e-4,
         optimizer: Literal["adamw", "adam", "sgd"] = "adamw",
         scheduler: Literal["cosine", "plateau", "none"] = "cosine",
-        max_epochs: int = 50,
+        max_epochs: int | None = None,
         class_weights: list[float] | None = None,
         label_smoothing: float = 0.0,
         class_names: list[str] | None = None,
     ) -> None:
         super().__init__()
-        if class_weights is not None and len(class_weights) != num_classes:
-            raise ValueError(
-                f"class_weights has {len(class_weights)} entries but num_classes is {num_classes}"
-            )
-        if not 0.0 <= label_smoothing < 1.0:
-            raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
-        if class_names is not None and len(class_names) != num_classes:
-            raise ValueError(f"class_names has {len(class_names)} names but num_classes is {num_classes}")
         self.save_hyperparameters()
-        self.net = build_model(model, num_bands=num_bands, num_classes=num_classes, patch_size=patch_size, **(model_options or {}))
-        weights = torch.tensor(class_weights, dtype=torch.float32) if class_weights is not None else None
-        self.register_buffer("class_weights", weights, persistent=False)
-        self.val_confusion = MulticlassConfusionMatrix(num_classes, ignore_index=IGNORE_INDEX)
-        self.test_confusion = MulticlassConfusionMatrix(num_classes, ignore_index=IGNORE_INDEX)
+        check_task_arguments(dict(self.hparams))
+        self.net: torch.nn.Module | None = None
         self.test_scores: dict[str, Any] | None = None
+        self._trained_lr: float | None = None
+        if num_bands is not None and num_classes is not None and patch_size is not None:
+            self._build()
+
+    # ---------------------------------------------------------------- building
+    def _build(self) -> None:
+        hp = self.hparams
+        check_task_arguments(dict(hp))
+        self.net = build_model(hp.model, num_bands=hp.num_bands, num_classes=hp.num_classes,
+                               patch_size=hp.patch_size, **(hp.model_options or {}))
+        weights = torch.tensor(hp.class_weights, dtype=torch.float32) if hp.class_weights is not None else None
+        self.register_buffer("class_weights", weights, persistent=False)
+        self.val_confusion = MulticlassConfusionMatrix(hp.num_classes, ignore_index=IGNORE_INDEX)
+        self.test_confusion = MulticlassConfusionMatrix(hp.num_classes, ignore_index=IGNORE_INDEX)
+
+    def setup(self, stage: str) -> None:
+        """Take the data shape from the DataModule and the schedule length from the trainer, then build the net."""
+        datamodule = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
+        given = {
+            "num_bands": lambda: datamodule.num_bands,
+            "num_classes": lambda: datamodule.num_classes,
+            "patch_size": lambda: datamodule.patch_size,
+            "class_names": lambda: list(datamodule.class_names),
+        }
+        filled = {key: given[key]() for key in DATA_SHAPE_KEYS
+                  if self.hparams[key] is None and datamodule is not None and hasattr(datamodule, key)}
+        if self.hparams.max_epochs is None and self._trainer is not None and self.trainer.max_epochs not in (None, -1):
+            filled["max_epochs"] = int(self.trainer.max_epochs)
+        if filled:  # recorded as hyperparameters, so the checkpoint rebuilds the net by itself
+            self.save_hyperparameters({**dict(self.hparams), **filled})
+        if self.net is None:
+            missing = [k for k in ("num_bands", "num_classes", "patch_size") if self.hparams[k] is None]
+            if missing:
+                raise OptionError(missing[0], None, "a value, or a DataModule that knows it (e.g. HSIDataModule)")
+            self._build()
+        elif datamodule is not None and hasattr(datamodule, "num_bands"):
+            check_matches_data(dict(self.hparams), datamodule)
+
+    def teardown(self, stage: str) -> None:
+        """End of a stage: free a DDP process group before the interpreter exits (see :mod:`hsi._distributed`)."""
+        from hsi._distributed import release_at_exit
+
+        release_at_exit()
 
     @property
     def class_names(self) -> list[str]:
+        """Names of classes 1..K (``class_1 ...`` when none were given)."""
         names = self.hparams.class_names
-        return list(names) if names else [f"class_{k + 1}" for k in range(self.hparams.num_classes)]
+        return list(names) if names else [f"class_{k + 1}" for k in range(self.hparams.num_classes or 0)]
 
+    # ---------------------------------------------------------------- steps
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, K)`` for patches ``(B, C, P, P)``."""
+        if self.net is None:
+            raise RuntimeError("HSIClassifier: the network is built in setup() when num_bands/num_classes/patch_size are None")
         return self.net(x)
 
     def _loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        return F.cross_entropy(
-            logits,
-            target,
-            weight=self.class_weights,
-            ignore_index=IGNORE_INDEX,
-            label_smoothing=self.hparams.label_smoothing,
-        )
+        return F.cross_entropy(logits, target, weight=self.class_weights, ignore_index=IGNORE_INDEX,
+                               label_smoothing=self.hparams.label_smoothing)
 
-    def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
+    def training_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> torch.Tensor:
+        """Cross-entropy on one batch; a non-finite loss stops the run (:class:`NonFiniteLossError`)."""
         x, y = batch[0], batch[1]
         logits = self(x)
         loss = self._loss(logits, y)
+        if not torch.isfinite(loss):
+            bad_inputs = int((~torch.isfinite(x)).sum())
+            raise NonFiniteLossError(
+                f"training loss is {float(loss)} at epoch {self.current_epoch}, batch {batch_idx} "
+                f"({bad_inputs} non-finite input values in the batch); the run is stopped rather than "
+                f"training a model of NaNs (lower --lr, or check the cube with `hsi inspect`)"
+            )
         labeled = y != IGNORE_INDEX
         acc = (logits.argmax(1)[labeled] == y[labeled]).float().mean()
         self.log("train_loss", loss, on_step=False, on_epoch=True, prog_bar=True, batch_size=len(y), sync_dist=True)
         self.log("train_acc", acc, on_step=False, on_epoch=True, batch_size=len(y), sync_dist=True)
         return loss
 
-    def validation_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
+    def validation_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> None:
+        """Validation loss and confusion matrix."""
         x, y = batch[0], batch[1]
         logits = self(x)
         self.log("val_loss", self._loss(logits, y), on_epoch=True, prog_bar=False, batch_size=len(y), sync_dist=True)
         self.val_confusion.update(logits.argmax(1), y)
 
     def on_validation_epoch_end(self) -> None:
+        """Log OA / AA / kappa of the epoch (identical on every rank: the confusion matrix is synchronized)."""
         scores = scores_from_confusion(self.val_confusion.compute().cpu().numpy())
         self.val_confusion.reset()
         for name in ("oa", "aa", "kappa"):
-            # Identical on every rank (the confusion matrix is synchronized); sync_dist keeps Lightning quiet.
             self.log(f"val_{name}", float(np.nan_to_num(scores[name])), prog_bar=name == "oa", sync_dist=True)
 
-    def test_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> None:
+    def test_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int) -> None:
+        """Accumulate the test confusion matrix."""
         x, y = batch[0], batch[1]
         self.test_confusion.update(self(x).argmax(1), y)
 
     def on_test_epoch_end(self) -> None:
+        """Scores of the whole test set into :attr:`test_scores` (and the logs)."""
         confusion = self.test_confusion.compute().cpu().numpy()
         self.test_confusion.reset()
         scores = scores_from_confusion(confusion)
@@ -132,27 +203,87 @@ class HSIClassifier(L.LightningModule):
         for name in ("oa", "aa", "kappa"):
             self.log(f"test_{name}", float(np.nan_to_num(scores[name])), sync_dist=True)
 
-    def predict_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int, dataloader_idx: int = 0) -> torch.Tensor:
-        """Class probabilities ``(B, K)`` for the patch-centre pixels of the batch."""
-        return torch.softmax(self(batch[0]), dim=1)
+    def predict_step(self, batch: tuple[torch.Tensor, ...], batch_idx: int, dataloader_idx: int = 0) -> Any:
+        """Class probabilities ``(B, K)``; with a batch that carries coordinates, ``{"probs", "coords", "labels"}``."""
+        probs = torch.softmax(self(batch[0]), dim=1)
+        if len(batch) >= 3:
+            return {"probs": probs, "coords": batch[2], "labels": batch[1]}
+        return probs
 
+    # ---------------------------------------------------------------- optimisation
     def configure_optimizers(self) -> Any:
+        """The optimizer and schedule named by the hyperparameters."""
         hp = self.hparams
         params = self.net.parameters()
         if hp.optimizer == "adamw":
             opt = torch.optim.AdamW(params, lr=hp.lr, weight_decay=hp.weight_decay)
         elif hp.optimizer == "adam":
             opt = torch.optim.Adam(params, lr=hp.lr, weight_decay=hp.weight_decay)
-        elif hp.optimizer == "sgd":
-            opt = torch.optim.SGD(params, lr=hp.lr, weight_decay=hp.weight_decay, momentum=0.9, nesterov=True)
         else:
-            raise ValueError(f"optimizer must be 'adamw', 'adam' or 'sgd', got {hp.optimizer!r}")
+            opt = torch.optim.SGD(params, lr=hp.lr, weight_decay=hp.weight_decay, momentum=0.9, nesterov=True)
         if hp.scheduler == "none":
             return opt
         if hp.scheduler == "cosine":
-            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, hp.max_epochs))
+            sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, int(hp.max_epochs or 1)))
             return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "epoch"}}
-        if hp.scheduler == "plateau":
-            sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="max", factor=0.5, patience=5)
-            return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "monitor": "val_oa"}}
-        raise ValueError(f"scheduler must be 'cosine', 'plateau' or 'none', got {hp.scheduler!r}")
+        sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="max", factor=0.5, patience=5)
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "monitor": "val_oa"}}
+
+    def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        """Remember the learning rate the checkpoint was trained with (a resumed run may change it)."""
+        self._trained_lr = checkpoint.get("hyper_parameters", {}).get("lr")
+
+    def on_train_start(self) -> None:
+        """On a resumed run, apply a changed learning rate and schedule length to the restored optimizer."""
+        if self._trained_lr is None or self._trainer is None:
+            return
+        for config in self.trainer.lr_scheduler_configs:
+            scheduler = config.scheduler
+            if isinstance(scheduler, torch.optim.lr_scheduler.CosineAnnealingLR):
+                scheduler.T_max = max(1, int(self.hparams.max_epochs or self.trainer.max_epochs))
+                scheduler.base_lrs = [float(self.hparams.lr)] * len(scheduler.base_lrs)
+        for optimizer in self.trainer.optimizers:
+            for group in optimizer.param_groups:
+                group["initial_lr"] = float(self.hparams.lr)
+                group["lr"] = self._lr_at(self.current_epoch) if float(self.hparams.lr) != self._trained_lr else group["lr"]
+        self._trained_lr = None
+
+    def _lr_at(self, epoch: int) -> float:
+        """The scheduled learning rate at ``epoch`` for the current lr and horizon (closed form)."""
+        lr = float(self.hparams.lr)
+        if self.hparams.scheduler != "cosine":
+            return lr
+        horizon = max(1, int(self.hparams.max_epochs or 1))
+        return lr * (1 + math.cos(math.pi * min(epoch, horizon) / horizon)) / 2
+
+
+def check_task_arguments(h: dict[str, Any]) -> None:
+    """Raise :class:`OptionError` for the first ``HSIClassifier`` argument that is not allowed."""
+    if h["model"] not in list_models():
+        raise OptionError("model", h["model"], "one of " + ", ".join(list_models()))
+    for name in ("num_bands", "num_classes", "patch_size", "max_epochs"):
+        value = h[name]
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise OptionError(name, value, "an integer >= 1, or None (from the DataModule / trainer)")
+    if not isinstance(h["lr"], (int, float)) or not h["lr"] > 0 or not math.isfinite(h["lr"]):
+        raise OptionError("lr", h["lr"], "a number > 0")
+    if not isinstance(h["weight_decay"], (int, float)) or not h["weight_decay"] >= 0:
+        raise OptionError("weight_decay", h["weight_decay"], "a number >= 0")
+    if not isinstance(h["label_smoothing"], (int, float)) or not 0.0 <= h["label_smoothing"] < 1.0:
+        raise OptionError("label_smoothing", h["label_smoothing"], "a number in [0, 1)")
+    if h["optimizer"] not in ("adamw", "adam", "sgd"):
+        raise OptionError("optimizer", h["optimizer"], "one of adamw, adam, sgd")
+    if h["scheduler"] not in ("cosine", "plateau", "none"):
+        raise OptionError("scheduler", h["scheduler"], "one of cosine, plateau, none")
+    k = h["num_classes"]
+    for name in ("class_weights", "class_names"):
+        if h[name] is not None and k is not None and len(h[name]) != k:
+            raise OptionError(name, h[name], f"{k} entries, one per class (num_classes={k})")
+
+
+def check_matches_data(h: dict[str, Any], datamodule: Any) -> None:
+    """Raise :class:`OptionError` when a task built for one data shape meets a DataModule of another."""
+    for key in ("num_bands", "num_classes", "patch_size"):
+        have = int(getattr(datamodule, key))
+        if h[key] is not None and int(h[key]) != have:
+            raise OptionError(key, h[key], f"{have}, the value of the DataModule this model is trained on")

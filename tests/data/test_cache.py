@@ -139,3 +139,125 @@ def test_incomplete_cache_without_meta_is_rebuilt(tmp_path, caplog):
     assert again.built and any("incomplete" in r.getMessage() for r in caplog.records)
     with pytest.raises(KeyError):
         again.arrays["missing"]
+
+
+# ---------------------------------------------------------------- issue 10: every byte checked, leftovers cleaned
+def _array_cache(root, arr, key="bytes"):
+    return PatchCache(root, {"k": key}, prefix="t"), (lambda: ({"cube": arr}, {"n": 1}))
+
+
+def _flip(path, offset, n=8):
+    data = bytearray(path.read_bytes())
+    for i in range(offset, offset + n):
+        data[i] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+def test_flipped_bytes_between_former_sample_points_are_caught(tmp_path, caplog):
+    arr = np.random.default_rng(0).random((550, 1000)).astype(np.float32)  # 2.2 MB, like the report
+    cache, builder = _array_cache(tmp_path, arr)
+    first = cache.open_or_build(builder)
+    npy = first.path / "cube.npy"
+    _flip(npy, 80_000)  # after the first 64 kB sample, before the second one of the old 17-sample digest
+    caplog.set_level(logging.INFO, logger="hsi.data")
+    again = PatchCache(tmp_path, {"k": "bytes"}, prefix="t").open_or_build(builder)
+    assert again.built
+    assert any("cube.npy bytes 0..16777215 differ from their checksum" in r.getMessage() for r in caplog.records)
+    np.testing.assert_array_equal(again.load("cube"), arr)
+
+
+def test_large_cache_is_checked_on_first_touch(tmp_path, monkeypatch):
+    import hsi.data.cache as cache_mod
+    from hsi.errors import CacheError
+
+    monkeypatch.setattr(cache_mod, "FULL_CHECK_BYTES", 0)  # every cache counts as large
+    monkeypatch.setattr(cache_mod, "CHUNK_BYTES", 1 << 16)
+    arr = np.arange(300_000, dtype=np.float32)
+    cache, builder = _array_cache(tmp_path, arr, key="large")
+    built = cache.open_or_build(builder)
+    assert len(json.loads((built.path / "meta.json").read_text())["files"]["cube"]["chunks"]) == 19
+    _flip(built.path / "cube.npy", 700_000)
+    entry = PatchCache(tmp_path, {"k": "large"}, prefix="t").open_or_build(builder)
+    assert not entry.built  # not read on open...
+    with pytest.raises(CacheError, match=r"cube.npy bytes 655360..720895 differ"):
+        entry.arrays["cube"]  # ...but before the first use
+    assert not (built.path / "meta.json").exists()  # invalidated
+    rebuilt = PatchCache(tmp_path, {"k": "large"}, prefix="t").open_or_build(builder)
+    assert rebuilt.built
+    np.testing.assert_array_equal(rebuilt.load("cube"), arr)
+
+
+def test_file_identity_memo_does_not_hide_a_rewrite_with_restored_mtime(tmp_path):
+    import os
+
+    from hsi.data.scene_source import file_identity
+
+    p = tmp_path / "cube.img"
+    p.write_bytes(b"a" * 4096)
+    first = file_identity(p)
+    st = os.stat(p)
+    time.sleep(0.01)
+    p.write_bytes(b"b" * 4096)  # same size
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime
+    second = file_identity(p)
+    assert (second["size"], second["mtime_ns"]) == (first["size"], first["mtime_ns"])
+    assert second["sha256"] != first["sha256"]
+
+
+def test_leftovers_of_dead_builders_and_unheld_locks_are_removed_on_open(tmp_path):
+    import fcntl
+    import os
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    dead_pid = int(dead.stdout)
+    cache, builder = _array_cache(tmp_path, np.ones(10, dtype=np.float32), key="clean")
+    entry = cache.open_or_build(builder)
+    leftovers = [entry.path / f".cube.npy.tmp-{dead_pid}", entry.path / f".meta.json.tmp-{dead_pid}-x1y2"]
+    kept = [entry.path / f".cube.npy.tmp-{os.getppid()}", entry.path / f".cube.npy.tmp-{os.getpid()}",
+            tmp_path / f".notes.txt.tmp-{dead_pid}"]  # live writers, and files outside cache folders
+    for p in leftovers + kept:
+        p.write_bytes(b"\0" * 100)
+    stale, held = tmp_path / "old-0123456789abcdef.lock", tmp_path / "busy-0123456789abcdef.lock"
+    stale.touch()
+    with open(held, "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        again = PatchCache(tmp_path, {"k": "clean"}, prefix="t").open_or_build(builder)
+        assert held.exists()  # somebody holds it: a build is running
+    assert not again.built
+    assert not any(p.exists() for p in leftovers) and all(p.exists() for p in kept)
+    assert not stale.exists()
+
+
+def test_cache_dir_that_is_a_file_or_not_writable_raises_a_cache_error(tmp_path, make_dm):
+    import os
+
+    from hsi.errors import CacheError
+
+    target = tmp_path / "cache_file"
+    target.write_text("not a folder")
+    for bad in (target, target / "sub"):
+        with pytest.raises(CacheError, match=f"cache_dir {bad}"):
+            make_dm(cache_dir=str(bad)).prepare_data()
+    assert target.read_text() == "not a folder"
+    if os.geteuid() == 0:
+        pytest.skip("root can write into read-only folders")
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o500)
+    with pytest.raises(CacheError, match=f"cache_dir {ro}: the folder is not writable"):
+        make_dm(cache_dir=str(ro)).prepare_data()
+
+
+def test_cache_key_covers_the_preprocessing_semantics(make_dm, monkeypatch):
+    import hsi.data.build as build
+
+    dm = make_dm()
+    dm.prepare_data()
+    meta = json.loads((dm.cache_path / "meta.json").read_text())
+    assert meta["description"]["preprocess_semantics"] == build.PREPROCESS_SEMANTICS >= 2
+    monkeypatch.setattr(build, "PREPROCESS_SEMANTICS", build.PREPROCESS_SEMANTICS + 1)
+    other = make_dm()
+    other.prepare_data()
+    assert other.cache_path != dm.cache_path

@@ -91,6 +91,8 @@ def _run(tmp_path: Path, balanced: bool) -> tuple[dict, dict]:
         if proc.returncode == 0 or not transient:
             break
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    # rank 1 shares the pipes but not the exit status: an abort at its exit shows only here
+    assert "terminate called" not in proc.stderr and "Fatal Python error" not in proc.stderr, proc.stderr[-3000:]
     done = json.loads((out / "done.json").read_text())
     runs = {(r, e): json.loads((out / f"rank{r}_epoch{e}.json").read_text()) for r in (0, 1) for e in (0, 1)}
     return done, runs
@@ -130,3 +132,56 @@ def test_ddp_keeps_our_balanced_sampler(tmp_path):
             shards.append(runs[(rank, epoch)]["indices"])
         counts = np.bincount(labels[shards[0] + shards[1]], minlength=5)
         assert counts.max() - counts.min() <= 2
+
+
+RELEASE_SCRIPT = textwrap.dedent(
+    """
+    import os, sys
+    import torch, torch.distributed as dist
+    from hsi._distributed import release_process_group
+
+    def gloo_threads():
+        names = [open(f"/proc/self/task/{t}/comm").read().strip() for t in os.listdir("/proc/self/task")]
+        return [n for n in names if "gloo" in n]
+
+    dist.init_process_group("gloo", init_method="file://" + sys.argv[1], rank=0, world_size=1)
+    x = torch.ones(3)  # a tensor with a Python object, as in a real fit
+    dist.all_reduce(x)
+    before = gloo_threads()
+    destroyed = release_process_group()
+    print(len(before), destroyed, dist.is_initialized(), len(gloo_threads()))
+    """
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads thread names from /proc")
+def test_release_frees_the_group_and_its_gloo_threads_before_exit(tmp_path):
+    """The cause of the abort at exit: gloo threads alive while the interpreter finalizes.
+
+    After ``release_process_group`` (what the DataModule's ``teardown`` registers for exit)
+    no gloo thread is left, so none can ask for the GIL during finalization.
+    """
+    script = tmp_path / "release.py"
+    script.write_text(RELEASE_SCRIPT)
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([sys.executable, str(script), str(tmp_path / "store")], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    n_before, destroyed, still_initialized, n_after = proc.stdout.split()[-4:]
+    assert int(n_before) > 0  # the group did run gloo threads
+    assert destroyed == "True" and still_initialized == "False"
+    assert int(n_after) == 0
+
+
+def test_datamodule_teardown_registers_the_exit_release(make_dm, monkeypatch):
+    import atexit
+
+    import hsi._distributed as d
+
+    registered = []
+    monkeypatch.setattr(d, "_registered", False)
+    monkeypatch.setattr(atexit, "register", lambda fn, *a, **k: registered.append(fn))
+    dm = make_dm()
+    dm.teardown("fit")
+    dm.teardown("test")  # idempotent
+    assert registered == [d.release_process_group]

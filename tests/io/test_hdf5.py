@@ -115,9 +115,9 @@ def test_any_explicit_layout_round_trips(layout, shape, seed):
             f["c"] = stored
         out = read_cube(path, key="c", layout=layout)
         with open_cube(path, key="c", layout=layout) as lazy:
-            win = lazy.read_window(slice(0, 2), slice(1, 3))
+            win = lazy.read_window(slice(0, 2), slice(0, 3))
     np.testing.assert_array_equal(out.data, cube.astype(np.float32))
-    np.testing.assert_array_equal(win, out.data[0:2, 1:3])
+    np.testing.assert_array_equal(win, out.data[0:2, 0:3])
     assert out.meta["original_layout"] == layout
 
 

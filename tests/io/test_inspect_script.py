@@ -70,12 +70,13 @@ def test_label_map_names_its_key_and_flags_data_matrices(script, tmp_path, capsy
     assert script.main([str(path)]) == 0
     out = capsys.readouterr().out
     assert "chosen key: y" in out and "label map: 2 x 2, 2 classes" in out and "warning" not in out
-    # a bands x pixels data matrix (unmixing 'Y') is no cube; its summary must stay short and say so
+    # a bands x pixels data matrix (unmixing 'Y') is no label map: one clear line says so
     scipy.io.savemat(path, {"Y": np.arange(40 * 50, dtype=np.float64).reshape(40, 50)})
-    assert script.main([str(path)]) == 0
-    out = capsys.readouterr().out
-    assert "chosen key: Y" in out and "(1969 more)" in out and "too many for a label map" in out
-    assert len(out) < 2000
+    assert script.main([str(path)]) == 2
+    captured = capsys.readouterr()
+    assert "'Y' (40 x 50 float64)" in captured.out
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and "'Y'" in err and "looks like data" in err
 
 
 def test_single_band_class_map_gets_class_counts(script, tmp_path, io_files, capsys):
@@ -101,7 +102,7 @@ def test_bad_input_exit_code_2(script, tmp_path, capsys, case):
         path.write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 40)
     assert script.main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("inspect.py: error:") and str(path) in err
+    assert len(err.splitlines()) == 1 and err.startswith("error:") and str(path) in err
     assert "Traceback" not in err
     expected = {"missing": "no such file", "ambiguous": "layout=", "wrong key": "'nope' not found",
                 "corrupt": "HDF5"}[case]
@@ -117,3 +118,11 @@ def test_runs_as_a_script_despite_stdlib_name(cube_file):
     bad = subprocess.run([sys.executable, str(SCRIPT), str(cube_file) + ".nope"], capture_output=True,
                          text=True, timeout=120)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr
+
+
+def test_broken_label_file_reports_the_label_problem(script, tmp_path, capsys):
+    path = tmp_path / "gt.mat"
+    scipy.io.savemat(path, {"gt": np.array([[-1, 1], [2, 2]], np.int16)})
+    assert script.main([str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "negative" in err.lower() and "gt" in err

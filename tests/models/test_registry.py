@@ -13,6 +13,7 @@ from hsi.models import (
     FCN,
     HybridSN,
     Spectral1DCNN,
+    SSNet,
     UnknownModelError,
     build_model,
     get_model_class,
@@ -29,6 +30,7 @@ def test_names_map_to_classes_case_insensitively():
         "hybridsn": HybridSN,
         "cnn2d": CNN2D,
         "fcn": FCN,
+        "ssnet": SSNet,
     }
     assert set(list_models()) == set(expected)
     for name, cls in expected.items():

@@ -14,6 +14,7 @@ MINIMUMS = {
     "hybridsn": (13, 9, False),
     "cnn2d": (1, 1, False),
     "fcn": (1, 1, True),
+    "ssnet": (1, 1, True),
 }
 
 

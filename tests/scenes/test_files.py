@@ -14,7 +14,7 @@ import scipy.io
 from hsi.errors import DatasetNotFoundError, IntegrityError
 from hsi.scenes import load_scene, register_scene, resolve_root, unregister_scene
 from hsi.scenes.benchmark import SCENES
-from hsi.scenes.files import RemoteFile, ensure_files, fetch, locate
+from hsi.scenes.files import DOC, RemoteFile, ensure_files, fetch, locate
 
 
 def _sha(path: Path) -> str:
@@ -52,7 +52,7 @@ def test_missing_files_name_files_folder_urls_and_readme(tmp_path):
     assert "Indian_pines_corrected.mat" in msg and "Indian_pines_gt.mat" in msg
     assert str(root / "indian_pines") in msg
     assert "http://www.ehu.eus/ccwintco/uploads/6/67/Indian_pines_corrected.mat" in msg
-    assert "data/README.md" in msg and "download=True" in msg
+    assert DOC in msg and "download=True" in msg
     assert isinstance(info.value, FileNotFoundError)
     assert not root.exists()  # nothing is written unless downloading
 
@@ -69,7 +69,7 @@ def test_every_file_scene_says_what_to_place_where(tmp_path, name):
     with pytest.raises(DatasetNotFoundError) as info:
         load_scene(name, root=root)
     msg = str(info.value)
-    assert f"scene {name!r}" in msg and str(root / name) in msg and "data/README.md" in msg
+    assert f"scene {name!r}" in msg and str(root / name) in msg and DOC in msg
     for spec in get_scene_spec(name).files:
         assert spec.filename in msg
         assert (spec.url or "no direct link") in msg  # the URL, or where to get the file

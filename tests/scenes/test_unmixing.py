@@ -11,6 +11,7 @@ import scipy.io
 from hsi.errors import CubeFormatError, DatasetNotFoundError, ShapeMismatchError
 from hsi.scenes import abundance_labels, load_scene
 from hsi.scenes.unmixing import parse_endmember_names, read_abundances, read_matlab_unmixing_cube
+from hsi.scenes.files import DOC
 
 URBAN_COUNTS = {  # ../shared/data/README.md, "Pure-pixel counts"
     0.5: [8315, 16789, 33202, 20902, 5763, 1882, 7396],
@@ -88,7 +89,7 @@ def test_urban_without_cube_names_the_cube(shared_data):
         load_scene("urban", root=root)
     msg = str(info.value)
     assert "Urban_R162.mat" in msg and "end6_groundTruth.mat" not in msg.split("Place")[1].split("\n")[1]
-    assert str(root) in msg and "data/README.md" in msg
+    assert str(root) in msg and DOC in msg
 
 
 def test_jasper_without_end4_names_it(shared_data):

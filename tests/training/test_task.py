@@ -69,7 +69,37 @@ def test_checkpoint_rebuilds_the_model(tmp_path):
 
 
 def test_bad_arguments_are_named():
-    with pytest.raises(ValueError, match="class_weights has 2 entries but num_classes is 3"):
+    with pytest.raises(ValueError, match=r"class_weights: \[1.0, 2.0\]: 3 entries, one per class"):
         HSIClassifier(model="cnn2d", num_bands=8, num_classes=3, patch_size=5, class_weights=[1.0, 2.0])
     with pytest.raises(ValueError, match="label_smoothing"):
         HSIClassifier(model="cnn2d", num_bands=8, num_classes=3, patch_size=5, label_smoothing=1.5)
+
+
+def test_non_finite_loss_stops_training_with_a_clear_error():
+    from hsi.errors import NonFiniteLossError
+
+    task = HSIClassifier(model="spectral1d", num_bands=8, num_classes=3, patch_size=5)
+    x = torch.randn(4, 8, 5, 5)
+    x[0, 2, 2, 2] = float("nan")
+    with pytest.raises(NonFiniteLossError, match=r"training loss is nan .*1 non-finite input values"):
+        task.training_step((x, torch.tensor([0, 1, 2, 0])), 0)
+
+
+def test_data_shape_comes_from_the_datamodule_and_is_recorded(tmp_path):
+    import lightning as L
+
+    from hsi.data import HSIDataModule
+
+    dm = HSIDataModule(scene_options={"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1},
+                       patch_size=5, block_size=6)
+    task = HSIClassifier(model="spectral1d")
+    assert task.net is None
+    trainer = L.Trainer(max_epochs=1, logger=False, enable_progress_bar=False, enable_model_summary=False,
+                        default_root_dir=tmp_path, enable_checkpointing=False)
+    trainer.fit(task, datamodule=dm)
+    hp = task.hparams
+    assert (hp.num_bands, hp.num_classes, hp.patch_size, hp.max_epochs) == (8, 3, 5, 1)
+    assert hp.class_names == dm.class_names
+    trainer.save_checkpoint(tmp_path / "m.ckpt")
+    restored = HSIClassifier.load_from_checkpoint(tmp_path / "m.ckpt")
+    assert restored.net is not None and restored.hparams.num_classes == 3

@@ -107,18 +107,15 @@ def test_resume_continues_from_the_saved_epoch(two_epoch_run, tmp_path):
     assert logged == {2}
 
 
-def test_same_seed_gives_same_metrics(tmp_path):
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        from train import parse_config  # noqa: PLC0415
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    from hsi.training.experiment import run_training
+def test_same_seed_gives_same_metrics(tmp_path, monkeypatch):
+    from hsi.cli import main
 
+    monkeypatch.chdir(tmp_path)
     results = []
     for i in range(2):
-        cfg = parse_config(["--config", str(_config(tmp_path, model="spectral1d")), "--epochs", "1", "--out", str(tmp_path / f"r{i}")])
-        results.append(run_training(cfg))
+        args = ["train", "--config", str(_config(tmp_path, model="spectral1d")), "--epochs", "1", "--out", str(tmp_path / f"r{i}")]
+        assert main(args) == 0
+        results.append(json.loads((tmp_path / f"r{i}" / "metrics.json").read_text()))
     a, b = results
     assert (a["oa"], a["aa"], a["kappa"]) == (b["oa"], b["aa"], b["kappa"])
     assert a["confusion"] == b["confusion"]

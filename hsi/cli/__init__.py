@@ -1,0 +1,116 @@
+"""The ``hsi`` command: ``hsi train``, ``hsi infer``, ``hsi inspect``, ``hsi scenes``, ... (and ``python -m hsi``).
+
+Each subcommand is a module of this package with ``HELP`` (one line), ``add_arguments(parser)``
+and ``run(args) -> int``; :data:`COMMANDS` lists them. Every expected failure ends in one
+line ``error: ...`` on stderr and exit status 2 (:func:`main`); a bad option value names
+the option as it is written on the command line. Set ``HSI_TRACEBACK=1`` to see the
+traceback behind an error line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from hsi.errors import HSIError, OptionError
+
+__all__ = ["COMMANDS", "CommandParser", "main"]
+
+#: subcommand name -> module under hsi.cli
+COMMANDS = {
+    "train": "hsi.cli.train",
+    "infer": "hsi.cli.infer",
+    "inspect": "hsi.cli.inspect",
+    "scenes": "hsi.cli.scenes",
+    "convert": "hsi.cli.convert",
+    "doctor": "hsi.cli.doctor",
+}
+
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class UsageError(Exception):
+    """A command-line mistake found by the parser (carries the one-line message)."""
+
+
+class CommandParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line ``error: ...`` (exit 2), without the usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message.removeprefix("argument "))
+
+
+def one_line(text: str) -> str:
+    """``text`` with its whitespace (newlines included) collapsed."""
+    return " ".join(str(text).split())
+
+
+def describe_error(err: BaseException, flags: dict[str, str]) -> str:
+    """The ``error:`` line for ``err``; option names are shown as their flags (``--patch-size``)."""
+    if isinstance(err, OptionError):
+        value = err.value if isinstance(err.value, str) else repr(err.value)
+        return f"{flags.get(err.option, '--' + err.option.replace('_', '-'))}: {value}: {one_line(err.allowed)}"
+    return one_line(str(err) or type(err).__name__)
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    from lightning.fabric.utilities.exceptions import MisconfigurationException
+
+    return (HSIError, ValueError, OSError, MisconfigurationException)
+
+
+def build_parser() -> CommandParser:
+    """The ``hsi`` parser with one subparser per command."""
+    import hsi
+
+    parser = CommandParser(prog="hsi", description="Deep learning on hyperspectral scenes, leakage-free.")
+    parser.add_argument("--version", action="version", version=f"hsi {hsi.__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=module.HELP, description=module.__doc__.split("\n\n")[0])
+        module.add_arguments(command)
+        command.set_defaults(_module=module)
+    return parser
+
+
+def run_command(module: object, args: argparse.Namespace) -> int:
+    """Run one command; expected failures become one ``error:`` line and exit status 2."""
+    flags = getattr(module, "FLAGS", lambda: {})()
+    try:
+        return int(module.run(args) or 0)  # type: ignore[attr-defined]
+    except KeyboardInterrupt as err:
+        print(f"\ninterrupted: {err}" if str(err) else "\ninterrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except UsageError as err:
+        print(f"error: {one_line(str(err))}", file=sys.stderr)
+        return EXIT_USAGE
+    except _expected_errors() as err:
+        if os.environ.get("HSI_TRACEBACK"):
+            raise
+        print(f"error: {describe_error(err, flags)}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``hsi`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as err:
+        print(f"error: {one_line(str(err))}", file=sys.stderr)
+        return EXIT_USAGE
+    if getattr(args, "_module", None) is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    return run_command(args._module, args)
+
+
+def script_main(command: str, argv: Sequence[str] | None = None) -> int:
+    """``scripts/<command>.py``: the same as ``hsi <command> ...``."""
+    return main([command, *(sys.argv[1:] if argv is None else argv)])

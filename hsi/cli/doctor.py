@@ -1,0 +1,101 @@
+"""Check a data pipeline: five checks, each PASS or FAIL with its evidence and a PNG in --out.
+
+Examples:
+  hsi doctor --scene synthetic --out doctor/
+  hsi doctor --cube my.hdr --labels gt.mat --labels-key gt --pca 30 --out doctor/
+  hsi doctor --scene samson --root data/samson --model fcn --checks batches spectra
+
+Checks: batches (one batch per split: shape, dtype, range), spectra (class means against
+wavelength and a re-read reference, band-order jumps), overfit (a fixed 16-sample batch to
+a loss near zero, labels aligned with the map), normalization (preprocessing fitted on the
+training pixels, test range under it), inference (tiled vs untiled prediction on a crop).
+It takes the same data options as hsi train. Exit status: 0 all PASS, 1 any FAIL, 2 a
+usage or data error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "check a data pipeline (batches, spectra, overfit, normalization, tiled inference): PASS/FAIL + figures"
+
+#: DataModule arguments the doctor sets itself
+_DATA_EXCLUDED = ("predict_on",)
+#: command-line names of DataModule arguments (as hsi train)
+_RENAMED = {"cube_path": "cube", "labels_path": "labels", "test_labels_path": "test_labels"}
+
+
+def _data_specs():
+    from hsi.cli.options import option_specs
+    from hsi.data import HSIDataModule
+
+    return option_specs(HSIDataModule, exclude=_DATA_EXCLUDED, rename=_RENAMED)
+
+
+def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
+    """Python argument name -> flag, for error messages."""
+    return {**{spec.param: spec.flag for spec in _data_specs()}, "model": "--model", "checks": "--checks"}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The data options of ``hsi train``, plus ``--out``, ``--model`` and ``--checks``."""
+    from hsi.cli.options import add_options
+    from hsi.doctor import CHECKS
+    from hsi.models.registry import list_models
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = __doc__.split("\n\nChecks")[0]
+    parser.epilog = "Checks" + __doc__.split("\n\nChecks", 1)[1]
+    parser.add_argument("--config", type=Path, default=argparse.SUPPRESS,
+                        help="YAML file of data options, as for hsi train (names with _ or -); the command line wins")
+    parser.add_argument("--out", type=Path, default=Path("doctor"), help="folder of the PNG figures (default: doctor)")
+    parser.add_argument("--model", default="cnn2d", choices=list_models(),
+                        help="network of the overfit and inference checks (default: cnn2d)")
+    parser.add_argument("--checks", nargs="+", default=list(CHECKS), choices=list(CHECKS), metavar="CHECK",
+                        help="checks to run, in order (default: all: " + " ".join(CHECKS) + ")")
+    add_options(parser.add_argument_group("data (HSIDataModule, as hsi train)"), _data_specs())
+
+
+def make_datamodule(args: argparse.Namespace):
+    """The :class:`HSIDataModule` of the parsed data options over those of ``--config`` (defaults elsewhere)."""
+    from hsi.data import HSIDataModule
+
+    from hsi.cli.train import read_config
+
+    specs = {s.name: s for s in _data_specs()}
+    given = {name: getattr(args, name) for name in specs if hasattr(args, name)}
+    if getattr(args, "config", None) is not None:
+        given = {**read_config(args.config, specs), **given}
+    kwargs = {specs[name].param: value for name, value in given.items()}
+    if "fractions" in kwargs:
+        kwargs["fractions"] = tuple(kwargs["fractions"])
+    return HSIDataModule(**kwargs)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the checks, print each result as it ends; 1 when any fails."""
+    from hsi.doctor import default_model_factory, run_checks
+
+    datamodule = make_datamodule(args)
+
+    def show(result) -> None:
+        print(result.format(), flush=True)
+
+    results = run_checks(datamodule, args.out, default_model_factory(args.model), args.checks, on_result=show)
+    failed = [r.name for r in results if not r.passed]
+    print(f"\n{len(results) - len(failed)} of {len(results)} checks passed"
+          + (f"; FAILED: {', '.join(failed)}" if failed else "") + f"; figures in {args.out}")
+    return 1 if failed else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``hsi doctor ...`` (what ``scripts/check_loader.py`` runs)."""
+    from hsi.cli import script_main
+
+    return script_main("doctor", argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

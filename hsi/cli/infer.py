@@ -1,0 +1,90 @@
+"""Classify every pixel of a scene with a trained checkpoint: a whole-scene map.
+
+Examples:
+  hsi infer --checkpoint runs/<run>/best.ckpt --scene indian_pines --out maps/ip
+  hsi infer --checkpoint best.ckpt --cube big_scene.h5 --out maps/big --tile 512 --probabilities
+  hsi infer --checkpoint best.ckpt --cube scene.hdr --labels gt.mat --out maps/s --mask-unlabeled
+
+Writes into --out: labels.npy, the map as PNG with a legend, a false-colour composite, a
+confidence PNG, an ENVI classification file (opens in ENVI and QGIS with class names and
+colours) and, with ground truth, metrics.json. The tiling, blending and device flags are
+generated from hsi.infer.InferOptions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from hsi.cli.options import add_options, option_specs
+
+HELP = "classify every pixel of a scene with a checkpoint; writes maps, ENVI file, metrics"
+
+
+def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
+    """Python argument name -> flag, for error messages."""
+    from hsi.infer import InferOptions
+
+    flags = {spec.param: spec.flag for spec in option_specs(InferOptions)}
+    flags.update({"cube": "--cube", "labels": "--labels", "out": "--out", "checkpoint": "--checkpoint"})
+    return flags
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The scene, the checkpoint, the output folder and every field of ``InferOptions``."""
+    from hsi.infer import InferOptions
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = __doc__.split("\n\nWrites")[0]
+    source = parser.add_argument_group("scene")
+    source.add_argument("--checkpoint", required=True, help="checkpoint written by hsi train (best.ckpt)")
+    where = source.add_mutually_exclusive_group(required=True)
+    where.add_argument("--scene", help="registry scene (its labels are the ground truth)")
+    where.add_argument("--cube", help="cube file (.mat, .h5, ENVI .hdr, .npy); read window by window")
+    source.add_argument("--root", default=None, help="folder of the registry scene's files")
+    source.add_argument("--cube-key", default=None, help="variable or dataset name of the cube (default: discovered)")
+    source.add_argument("--layout", default=None, choices=["HWC", "CHW", "WHC", "HCW", "CWH", "WCH"],
+                        help="axis order of the stored cube (default: decided from wavelengths and shape)")
+    source.add_argument("--labels", default=None, help="ground-truth map for metrics and --mask-unlabeled")
+    source.add_argument("--labels-key", default=None, help="variable or dataset name of --labels")
+    source.add_argument("--out", required=True, help="output folder (refused if it holds an earlier map, "
+                        "unless --overwrite)")
+    add_options(parser.add_argument_group("inference (hsi.infer.InferOptions)"), option_specs(InferOptions))
+
+
+def _summary(result: Any) -> str:
+    lines = [f"{name}: {path}" for name, path in sorted(result.files.items())]
+    if result.metrics:
+        for part, scores in result.metrics.items():
+            if isinstance(scores, dict) and "oa" in scores:
+                lines.append(f"{part}: OA {100 * scores['oa']:.2f}%  AA {100 * scores['aa']:.2f}%  "
+                             f"kappa {scores['kappa']:.4f}")
+    if result.timings.get("total"):
+        lines.append(f"{result.timings['total']:.1f} s")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the inference and print what was written."""
+    from hsi.infer import InferOptions, infer_scene
+
+    names = {spec.name for spec in option_specs(InferOptions)}
+    options = InferOptions(**{k: v for k, v in vars(args).items() if k in names})
+    result = infer_scene(args.checkpoint, args.cube, scene=args.scene, root=args.root, cube_key=args.cube_key,
+                         layout=args.layout, labels=args.labels, labels_key=args.labels_key, out=args.out,
+                         options=options)
+    if result.rank == 0:
+        print(_summary(result))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``hsi infer ...`` (what ``scripts/infer_full.py`` runs)."""
+    from hsi.cli import script_main
+
+    return script_main("infer", argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

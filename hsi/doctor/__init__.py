@@ -1,0 +1,33 @@
+"""``hsi doctor``: five checks of a data pipeline, each PASS or FAIL with its evidence and a figure.
+
+1. :func:`check_batches` - one batch per split: shape ``(B, C, P, P)``, dtype, labels, range;
+2. :func:`check_spectra` - class-mean spectra against wavelength, against a re-read reference, band-order jumps;
+3. :func:`check_overfit` - a fixed 16-sample batch fitted to a loss near zero; labels aligned with the map;
+4. :func:`check_normalization` - preprocessing fitted on the training pixels; test range under it;
+5. :func:`check_inference` - tiled, blended prediction equal to untiled on a crop.
+
+:func:`run_checks` runs them all on a DataModule.
+"""
+
+from __future__ import annotations
+
+from hsi.doctor.batches import check_batches
+from hsi.doctor.inference import check_inference
+from hsi.doctor.normalization import check_normalization
+from hsi.doctor.overfit import ModelFactory, check_overfit, default_model_factory
+from hsi.doctor.result import CheckResult
+from hsi.doctor.run import CHECKS, run_checks
+from hsi.doctor.spectra import check_spectra
+
+__all__ = [
+    "CHECKS",
+    "CheckResult",
+    "ModelFactory",
+    "check_batches",
+    "check_inference",
+    "check_normalization",
+    "check_overfit",
+    "check_spectra",
+    "default_model_factory",
+    "run_checks",
+]

@@ -1,0 +1,244 @@
+"""``infer_scene``: a checkpoint and a cube in, a classification map (and its files) out.
+
+Order of work: options checked, checkpoint read, cube opened (not loaded), its bands checked
+against the checkpoint, ground truth read, output folder checked — all before any compute;
+then one tile pass (one process, or several through Lightning), then the outputs.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from hsi.errors import OptionError, ShapeMismatchError
+from hsi.infer.arrays import ResultArrays
+from hsi.infer.checkpoint import InferenceModel, check_cube, load_checkpoint
+from hsi.infer.engine import TileJob, run_tiles
+from hsi.infer.options import InferOptions
+from hsi.infer.predict import TilePredictor
+from hsi.infer.sources import ArraySource, SceneSource, open_scene_source
+
+__all__ = ["InferResult", "infer_scene"]
+
+
+@dataclass
+class InferResult:
+    """What :func:`infer_scene` produced (on rank 0; other ranks get ``rank`` and nothing else).
+
+    Attributes
+    ----------
+    labels : (H, W) uint8/uint16 array or None
+        Class ids ``1..K`` (0 where masked); a read-only memory map when ``out`` was given.
+    confidence : (H, W) float32 array or None
+        Largest class probability.
+    probabilities : (H, W, K) float16 array or None
+        Per-class probabilities (``probabilities=True``).
+    metrics : dict or None
+        :func:`hsi.infer.metrics.map_metrics` when ground truth exists.
+    class_names : list[str]
+    palette : (K + 1, 3) uint8 array
+    files : dict[str, Path]
+        Files written into ``out`` by name.
+    timings : dict[str, float]
+        Seconds: ``tiles`` (the tile pass) and ``total``.
+    rank : int
+        Global rank of this process (0 unless run with several devices).
+    """
+
+    labels: np.ndarray | None
+    confidence: np.ndarray | None
+    probabilities: np.ndarray | None
+    metrics: dict[str, Any] | None
+    class_names: list[str]
+    palette: np.ndarray
+    files: dict[str, Path] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    rank: int = 0
+
+
+def _device(accelerator: str) -> torch.device:
+    if accelerator == "cpu":
+        return torch.device("cpu")
+    if accelerator in ("gpu", "cuda"):
+        return torch.device("cuda")
+    if accelerator == "mps":
+        return torch.device("mps")
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _open_source(model: InferenceModel, cube: Any, scene: str | None, root: str | None, cube_key: str | None,
+                 layout: str | None) -> tuple[SceneSource, np.ndarray | None]:
+    """The scene's source and, for a registry scene, its ground truth."""
+    if (cube is None) == (scene is None):
+        raise OptionError("cube", cube, "give exactly one of cube= (a file or array) and scene= (a registry name)")
+    if cube is not None:
+        return open_scene_source(cube, cube_key, layout), None
+    from hsi.scenes import load_scene
+
+    options = model.scene_options if scene == model.scene_name else {}
+    loaded = load_scene(scene, root=root, **(options or {}))
+    return ArraySource(loaded.cube.data, loaded.cube.wavelengths, f"scene {scene!r}"), loaded.labels
+
+
+def _ground_truth(model: InferenceModel, labels: Any, labels_key: str | None, shape: tuple[int, int]) -> np.ndarray:
+    """A label file or array in the training file's ids, renumbered to the checkpoint's ``1..K``."""
+    from hsi.io import read_labels
+
+    name = str(labels) if not isinstance(labels, np.ndarray) else "labels array"
+    raw = read_labels(labels, key=labels_key) if not isinstance(labels, np.ndarray) else np.asarray(labels, np.int64)
+    if raw.shape != tuple(shape):
+        raise ShapeMismatchError(f"labels {name}: shape {raw.shape}, the cube is {tuple(shape)} (H x W)")
+    out = np.zeros(raw.shape, dtype=np.int64)
+    for k, value in enumerate(model.label_values, start=1):
+        out[raw == value] = k
+    unknown = (raw > 0) & (out == 0)
+    if unknown.any():
+        warnings.warn(f"labels {name}: {int(unknown.sum())} pixel(s) with ids {sorted(np.unique(raw[unknown]).tolist())[:10]} "
+                      f"that the checkpoint does not know (its ids are {model.label_values}) are left unlabeled",
+                      stacklevel=3)
+    return out
+
+
+def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, scene: str | None = None,
+                root: str | None = None, cube_key: str | None = None, layout: str | None = None,
+                labels: Any = None, labels_key: str | None = None, out: str | Path | None = None,
+                options: InferOptions | None = None, **kwargs: Any) -> InferResult:
+    """Classify every pixel of a scene with a trained checkpoint.
+
+    Parameters
+    ----------
+    checkpoint : str, Path or InferenceModel
+        A checkpoint written by ``hsi`` training, or a model already loaded
+        (:func:`hsi.infer.load_checkpoint`).
+    cube : str, Path, np.ndarray or hsi.io.Cube, optional
+        The scene: a cube file (read window by window; ``.npy`` is memory-mapped) or array.
+    scene : str, optional
+        Instead of ``cube``: a registry scene (``"synthetic"`` is regenerated with the
+        checkpoint's options); its labels are the ground truth.
+    root : str, optional
+        Folder of the registry scene's files.
+    cube_key, layout : str, optional
+        Variable name in a MATLAB/HDF5 file, axis order when it cannot be decided.
+    labels : str, Path or (H, W) array, optional
+        Ground truth in the ids of the training label file (renumbered with the
+        checkpoint's ``label_values``); enables metrics and ``mask_unlabeled``.
+    labels_key : str, optional
+        Variable name of ``labels`` in its file.
+    out : str or Path, optional
+        Folder of the outputs (:mod:`hsi.infer.write`); None keeps the maps in memory and
+        writes nothing.
+    options : InferOptions, optional
+        Tiling, blending and device options; ``**kwargs`` override single fields
+        (``tile=128, blend="hann"``).
+
+    Returns
+    -------
+    InferResult
+
+    Raises
+    ------
+    OptionError
+        A bad option, or options that need something missing (``mask_unlabeled`` without
+        ground truth, several devices without ``out``).
+    BandMismatchError, WavelengthError
+        The cube's bands are not the checkpoint's (checked before any compute).
+    RunOutputError, OverwriteError
+        ``out`` holds outputs and ``overwrite`` is False, or files hsi did not write.
+    NonFiniteInputError
+        A window holds NaN or infinite values after preprocessing.
+    """
+    started = time.perf_counter()
+    opts = InferOptions.from_kwargs(options, **kwargs)
+    if opts.devices > 1 and out is None:
+        raise OptionError("out", None, f"a folder shared by the {opts.devices} processes (devices={opts.devices})")
+    model = checkpoint if isinstance(checkpoint, InferenceModel) else load_checkpoint(checkpoint)
+    source, truth = _open_source(model, cube, scene, root, cube_key, layout)
+    try:
+        height, width, n_bands = source.shape
+        check_cube(model, n_bands, source.wavelengths, source.name)
+        if labels is not None:
+            truth = _ground_truth(model, labels, labels_key, (height, width))
+        if opts.mask_unlabeled and truth is None:
+            raise OptionError("mask_unlabeled", True, "needs ground truth: labels= (or a registry scene=)")
+        folder = None
+        if out is not None:
+            from hsi.infer.write import prepare_folder
+
+            folder = prepare_folder(out, opts.overwrite)
+        from hsi.viz import pick_rgb_bands
+
+        rgb_bands = pick_rgb_bands(source.wavelengths, n_bands) if folder is not None else None
+        job = TileJob.build(model, source, opts.tile, opts.overlap, opts.blend, rgb_bands)
+        tiles_started = time.perf_counter()
+        rank, results = _tile_pass(job, opts, folder)
+        tiles_s = time.perf_counter() - tiles_started
+        if rank != 0:
+            return InferResult(None, None, None, None, model.class_names, model.palette, rank=rank)
+        return _finish(model, source, results, truth, opts, folder, rgb_bands,
+                       {"tiles": tiles_s, "started": started}, describe={"cube": source.name, "n_tiles": job.grid.n_tiles})
+    finally:
+        source.close()
+
+
+def _tile_pass(job: TileJob, opts: InferOptions, folder: Path | None) -> tuple[int, ResultArrays]:
+    """Run the tiles in this process, or through Lightning on several devices / a strategy."""
+    if opts.devices == 1 and opts.strategy == "auto":
+        m = job.model
+        device = _device(opts.accelerator)
+        m.net.to(device)
+        results = ResultArrays((job.grid.height, job.grid.width), m.num_classes, opts.probabilities, folder,
+                               rgb=job.rgb_bands is not None)
+        try:
+            predictor = TilePredictor(m.net, dense=m.dense, halo=m.halo, patch_size=m.patch_size, device=device,
+                                      batch_size=opts.batch_size, tta=opts.tta)
+            tiles, owned = job.shard(0, 1)
+            run_tiles(job, predictor, results, tiles, owned, progress=opts.progress)
+        except BaseException:
+            results.discard()
+            raise
+        return 0, results
+    from hsi.infer.distributed import run_distributed
+
+    return run_distributed(job, folder, accelerator=opts.accelerator, devices=opts.devices, strategy=opts.strategy,
+                           probabilities=opts.probabilities, batch_size=opts.batch_size, tta=opts.tta,
+                           progress=opts.progress)
+
+
+def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, truth: np.ndarray | None,
+            opts: InferOptions, folder: Path | None, rgb_bands: list[int] | None, times: dict[str, float],
+            describe: dict[str, Any]) -> InferResult:
+    """Metrics, masking, the output files; the result."""
+    from hsi.infer.metrics import map_metrics
+
+    metrics = None
+    if truth is not None:
+        metrics = map_metrics(truth, results.labels, model.class_names, model.test_mask(truth.shape))
+        if metrics["test"] is None:
+            metrics["test_note"] = "the checkpoint's split does not match this scene's size: no test-pixel metrics"
+        if opts.mask_unlabeled:
+            results.labels[truth == 0] = 0
+    files: dict[str, Path] = {}
+    if folder is not None:
+        from hsi.infer.write import write_folder
+
+        manifest = {"checkpoint": model.source, **describe, "shape": list(source.shape), "class_names": model.class_names,
+                    "options": asdict(opts), "rgb_bands": rgb_bands, "tiles_seconds": times["tiles"]}
+        background = None if (truth is None or opts.mask_unlabeled) else truth == 0
+        wl = source.wavelengths
+        names = [f"{wl[b]:.0f} nm" if wl is not None else f"band {b}" for b in (rgb_bands or [])]
+        files = write_folder(folder, results, class_names=model.class_names, palette=model.palette,
+                             background=background, metrics=metrics, source_header=getattr(source, "header", None),
+                             manifest=manifest, rgb_title="false colour: R/G/B = " + ", ".join(names))
+        arrays = {name: np.load(files[f"{name}.npy"], mmap_mode="r") for name in ("labels", "confidence", "probabilities")
+                  if f"{name}.npy" in files}
+    else:
+        arrays = {name: results.arrays.get(name) for name in ("labels", "confidence", "probabilities")}
+    total = time.perf_counter() - times["started"]
+    return InferResult(arrays.get("labels"), arrays.get("confidence"), arrays.get("probabilities"), metrics,
+                       model.class_names, model.palette, files, {"tiles": times["tiles"], "total": total})

@@ -1,0 +1,131 @@
+"""The per-pixel result arrays: in memory, or ``.npy`` memory maps written as rows are finished.
+
+``labels`` ``(H, W)`` (uint8, or uint16 past 255 classes; classes ``1..K``), ``confidence``
+``(H, W)`` float32 (the largest probability) and optionally ``probabilities`` ``(H, W, K)``
+float16. In a folder they are created under temporary names (``.<name>.npy.partial``) and
+only renamed into place by :meth:`ResultArrays.commit` once every row is written, so an
+interrupted run leaves no file that looks finished. Several processes may write disjoint
+rows of the same maps: one creates them (``create=True``), the others open them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["ResultArrays", "label_dtype"]
+
+#: scratch arrays removed, not renamed, by :meth:`ResultArrays.commit`
+SCRATCH = ("rgb",)
+
+
+def label_dtype(num_classes: int) -> np.dtype:
+    """The smallest unsigned type holding ids ``0..num_classes``."""
+    return np.dtype(np.uint8) if num_classes < 256 else np.dtype(np.uint16)
+
+
+def _partial(folder: Path, name: str) -> Path:
+    return folder / f".{name}.npy.partial"
+
+
+class ResultArrays:
+    """The maps of one inference run.
+
+    Parameters
+    ----------
+    shape : (H, W)
+    num_classes : int
+    probabilities : bool
+        Keep the ``(H, W, K)`` float16 probabilities too.
+    rgb : bool
+        Keep an ``(H, W, 3)`` float32 scratch array of the false-colour bands (filled by
+        the tile pass, so the cube is read once; never committed).
+    folder : Path, optional
+        Memory-map the arrays there (temporary names until :meth:`commit`); None keeps
+        them in memory.
+    create : bool
+        Create the files (one process); False opens files another process created.
+    """
+
+    def __init__(self, shape: tuple[int, int], num_classes: int, probabilities: bool,
+                 folder: Path | None = None, create: bool = True, rgb: bool = False) -> None:
+        self.shape = (int(shape[0]), int(shape[1]))
+        self.num_classes = int(num_classes)
+        self.folder = None if folder is None else Path(folder)
+        specs = {"labels": (self.shape, label_dtype(num_classes)), "confidence": (self.shape, np.dtype(np.float32))}
+        if probabilities:
+            specs["probabilities"] = ((*self.shape, self.num_classes), np.dtype(np.float16))
+        if rgb:
+            specs["rgb"] = ((*self.shape, 3), np.dtype(np.float32))
+        self.arrays: dict[str, np.ndarray] = {}
+        for name, (shp, dtype) in specs.items():
+            if self.folder is None:
+                self.arrays[name] = np.zeros(shp, dtype=dtype)
+            elif create:
+                self.arrays[name] = np.lib.format.open_memmap(_partial(self.folder, name), mode="w+", dtype=dtype,
+                                                              shape=shp)
+            else:
+                self.arrays[name] = np.load(_partial(self.folder, name), mmap_mode="r+")
+
+    @property
+    def labels(self) -> np.ndarray:
+        """``(H, W)`` class ids ``1..K``."""
+        return self.arrays["labels"]
+
+    @property
+    def confidence(self) -> np.ndarray:
+        """``(H, W)`` float32 largest probability."""
+        return self.arrays["confidence"]
+
+    @property
+    def rgb(self) -> np.ndarray | None:
+        """``(H, W, 3)`` float32 false-colour bands, or None when not kept."""
+        return self.arrays.get("rgb")
+
+    @property
+    def probabilities(self) -> np.ndarray | None:
+        """``(H, W, K)`` float16, or None when not kept."""
+        return self.arrays.get("probabilities")
+
+    def write_rows(self, start: int, probs: np.ndarray) -> None:
+        """Store finished rows ``start..start + len(probs)`` from their ``(n, W, K)`` probabilities."""
+        stop = start + probs.shape[0]
+        self.arrays["labels"][start:stop] = probs.argmax(axis=-1) + 1
+        self.arrays["confidence"][start:stop] = probs.max(axis=-1)
+        if "probabilities" in self.arrays:
+            self.arrays["probabilities"][start:stop] = probs.astype(np.float16)
+
+    def flush(self) -> None:
+        """Write memory-mapped pages to disk."""
+        for arr in self.arrays.values():
+            if isinstance(arr, np.memmap):
+                arr.flush()
+
+    def commit(self) -> dict[str, Path]:
+        """Flush, close and rename the temporary files to ``<name>.npy``; returns the final paths.
+
+        In memory (no folder) this does nothing and returns ``{}``.
+        """
+        if self.folder is None:
+            return {}
+        self.flush()
+        names = list(self.arrays)
+        self.arrays = {}
+        final: dict[str, Path] = {}
+        for name in names:
+            if name in SCRATCH:
+                _partial(self.folder, name).unlink(missing_ok=True)
+                continue
+            final[name] = self.folder / f"{name}.npy"
+            os.replace(_partial(self.folder, name), final[name])
+        return final
+
+    def discard(self) -> None:
+        """Remove the temporary files (after a failure)."""
+        names = list(self.arrays)
+        self.arrays = {}
+        if self.folder is not None:
+            for name in names:
+                _partial(self.folder, name).unlink(missing_ok=True)

@@ -1,0 +1,178 @@
+"""What inference takes from a training checkpoint: the network, the fitted preprocessing,
+the padding, the classes and palette, the split, and the band contract of the input cube.
+
+Nothing else is read: the training data are not needed. :func:`check_cube` compares a cube's
+band count and wavelengths with the checkpoint's before any compute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from hsi.errors import BandMismatchError, CheckpointError, DatasetNotFoundError, WavelengthError
+
+__all__ = ["InferenceModel", "check_cube", "load_checkpoint"]
+
+#: largest band-centre difference (nm) still taken as the same band
+WAVELENGTH_TOLERANCE_NM = 1.0
+
+
+@dataclass
+class InferenceModel:
+    """A trained network with everything needed to apply it to a new cube.
+
+    Attributes
+    ----------
+    net : torch.nn.Module
+        The classifier (``hsi.models`` network) in eval mode.
+    pipeline : hsi.preprocess.Pipeline
+        Preprocessing fitted on the training pixels (applied per window).
+    patch_size : int
+        Window side ``P`` the network was trained on.
+    padding : str
+        Border padding of the training cube.
+    class_names : list[str]
+        Names of classes ``1..K``.
+    palette : (K + 1, 3) uint8 array
+        Colours; row 0 is the background.
+    label_values : list[int]
+        Original ids of classes ``1..K`` in the training label file.
+    wavelengths : (C,) float64 array or None
+        Band centres (nm) of the training cube before preprocessing.
+    num_bands_in : int
+        Bands of the training cube before preprocessing.
+    split_state : dict or None
+        The training split (``hsi.preprocess.Split.to_state``), for test-pixel metrics.
+    scene_name : str
+        Name of the training scene.
+    scene_options : dict
+        The training DataModule's ``scene_options`` (regenerates the synthetic scene).
+    source : str
+        Where it was loaded from (for messages).
+    """
+
+    net: torch.nn.Module
+    pipeline: Any
+    patch_size: int
+    padding: str
+    class_names: list[str]
+    palette: np.ndarray
+    label_values: list[int]
+    wavelengths: np.ndarray | None
+    num_bands_in: int
+    split_state: dict[str, Any] | None = None
+    scene_name: str = "scene"
+    scene_options: dict[str, Any] | None = None
+    source: str = "model"
+
+    @property
+    def num_classes(self) -> int:
+        """Number of classes ``K``."""
+        return len(self.class_names)
+
+    @property
+    def dense(self) -> bool:
+        """True for networks with ``forward_dense`` (whole tiles at once)."""
+        return bool(getattr(self.net, "dense", False)) and hasattr(self.net, "forward_dense")
+
+    @property
+    def halo(self) -> int:
+        """Margin each tile's input needs: the receptive radius (dense) or ``P // 2`` (patches)."""
+        if self.dense:
+            return int(getattr(self.net, "receptive_radius", self.patch_size // 2))
+        return self.patch_size // 2
+
+    def test_mask(self, shape: tuple[int, int]) -> np.ndarray | None:
+        """The checkpoint's test pixels as an ``(H, W)`` mask, or None when the shape differs."""
+        if not self.split_state:
+            return None
+        from hsi.preprocess import Split
+
+        split = Split.from_state(self.split_state)
+        return split.test if tuple(split.shape) == tuple(shape) else None
+
+
+def load_checkpoint(path: str | Path) -> InferenceModel:
+    """Read a checkpoint written by ``hsi`` training (``HSIClassifier`` + ``HSIDataModule`` state).
+
+    Raises
+    ------
+    DatasetNotFoundError
+        The file does not exist.
+    CheckpointError
+        The checkpoint lacks the ``HSIDataModule`` state (not written by ``hsi`` training).
+    """
+    from hsi.preprocess import Pipeline
+    from hsi.training import HSIClassifier
+
+    path = Path(path)
+    if not path.is_file():
+        raise DatasetNotFoundError(f"checkpoint {path}: no such file")
+    raw = torch.load(path, map_location="cpu", weights_only=True)
+    state = raw.get("HSIDataModule") if isinstance(raw, dict) else None
+    if not isinstance(state, dict) or "pipeline" not in state:
+        keys = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
+        raise CheckpointError(
+            f"checkpoint {path}: no 'HSIDataModule' state with a fitted pipeline (found keys {keys}); "
+            "use a checkpoint written by hsi training (best.ckpt / last.ckpt)"
+        )
+    task = HSIClassifier.load_from_checkpoint(path, map_location="cpu")
+    net = task.net.eval()
+    names = list(state.get("class_names") or task.class_names)
+    k = len(names)
+    palette = state.get("palette")
+    if palette is None:
+        from hsi.scenes.palette import make_palette
+
+        palette = make_palette(k)
+    wl = state.get("wavelengths")
+    dm_hp = raw.get("datamodule_hyper_parameters") or {}
+    return InferenceModel(
+        net=net,
+        pipeline=Pipeline.from_state(state["pipeline"]),
+        patch_size=int(state["patch_size"]),
+        padding=str(state.get("padding", "reflect")),
+        class_names=names,
+        palette=np.asarray(palette, dtype=np.uint8),
+        label_values=[int(v) for v in state.get("label_values", range(1, k + 1))],
+        wavelengths=None if wl is None else np.asarray(wl, dtype=np.float64),
+        num_bands_in=int(state.get("num_bands_in", Pipeline.from_state(state["pipeline"]).n_bands_in_)),
+        split_state=state.get("split"),
+        scene_name=str(state.get("scene_name", path.stem)),
+        scene_options=dict(dm_hp.get("scene_options") or {}),
+        source=str(path),
+    )
+
+
+def check_cube(model: InferenceModel, n_bands: int, wavelengths: Any, cube_name: str) -> None:
+    """Refuse a cube whose bands differ from the checkpoint's (before any compute).
+
+    Raises
+    ------
+    BandMismatchError
+        Band counts differ; the message names both counts and both sources.
+    WavelengthError
+        Both carry wavelengths and some band centre differs by more than
+        :data:`WAVELENGTH_TOLERANCE_NM`; the message names the first such band and both values.
+    """
+    if int(n_bands) != model.num_bands_in:
+        raise BandMismatchError(
+            f"cube {cube_name} has {n_bands} bands but checkpoint {model.source} was trained on "
+            f"{model.num_bands_in} bands (before preprocessing)"
+        )
+    if wavelengths is None or model.wavelengths is None:
+        return
+    wl = np.asarray(wavelengths, dtype=np.float64)
+    diff = np.abs(wl - model.wavelengths)
+    if diff.max() > WAVELENGTH_TOLERANCE_NM:
+        i = int(np.argmax(diff > WAVELENGTH_TOLERANCE_NM))
+        raise WavelengthError(
+            f"cube {cube_name} band {i} is at {wl[i]:.2f} nm but checkpoint {model.source} has it at "
+            f"{model.wavelengths[i]:.2f} nm (tolerance {WAVELENGTH_TOLERANCE_NM} nm; "
+            f"{int((diff > WAVELENGTH_TOLERANCE_NM).sum())} of {wl.size} bands differ)"
+        )

@@ -1,0 +1,70 @@
+"""Accuracy of a whole-scene map against ground truth: on the checkpoint's test pixels and on every labeled pixel.
+
+Counts are accumulated over bands of rows, so a memory-mapped map is never loaded whole;
+the scores are :func:`hsi.training.metrics.scores_from_confusion` (OA, AA, kappa, per class).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["confusion_matrix", "map_metrics"]
+
+
+def confusion_matrix(truth: Any, predicted: Any, num_classes: int, mask: Any | None = None,
+                     rows_per_chunk: int = 256) -> np.ndarray:
+    """``(K, K)`` int64 counts (rows = true class) over pixels labeled in ``truth`` (and in ``mask``).
+
+    Parameters
+    ----------
+    truth, predicted : (H, W) int
+        Ids ``0..K``; truth 0 (unlabeled) is not counted.
+    num_classes : int
+    mask : (H, W) bool, optional
+        Count only these pixels.
+    rows_per_chunk : int
+        Rows read at a time.
+    """
+    k = int(num_classes)
+    cm = np.zeros((k, k), dtype=np.int64)
+    for start in range(0, np.shape(truth)[0], rows_per_chunk):
+        t = np.asarray(truth[start : start + rows_per_chunk], dtype=np.int64)
+        p = np.asarray(predicted[start : start + rows_per_chunk], dtype=np.int64)
+        keep = t > 0
+        if mask is not None:
+            keep &= np.asarray(mask[start : start + rows_per_chunk], dtype=bool)
+        if not keep.any():
+            continue
+        t, p = t[keep] - 1, p[keep] - 1
+        valid = (p >= 0) & (p < k)
+        cm += np.bincount(t[valid] * k + p[valid], minlength=k * k).reshape(k, k)
+    return cm
+
+
+def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: Any | None) -> dict[str, Any]:
+    """Scores of ``predicted`` on the test pixels (when ``test_mask`` is known) and on all labeled pixels.
+
+    Returns
+    -------
+    dict
+        ``{"class_names", "test": scores or None, "labeled": scores}``; each scores dict has
+        ``oa``, ``aa``, ``kappa``, ``per_class``, ``support``, ``confusion`` and ``pixels``.
+    """
+    from hsi.training.metrics import scores_from_confusion
+
+    k = len(class_names)
+
+    def scores(mask: Any | None) -> dict[str, Any]:
+        cm = confusion_matrix(truth, predicted, k, mask)
+        out = scores_from_confusion(cm)
+        out["confusion"] = cm.tolist()
+        out["pixels"] = int(cm.sum())
+        return out
+
+    return {
+        "class_names": list(class_names),
+        "test": None if test_mask is None else scores(test_mask),
+        "labeled": scores(None),
+    }

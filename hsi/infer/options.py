@@ -1,0 +1,118 @@
+"""The options of whole-scene inference, defined once (:class:`InferOptions`).
+
+The command line builds its ``hsi infer`` flags from this dataclass: the flag name from the
+field name, the type and choices from the annotation (``Literal[...]``), the default from
+the field default and the help text from the numpydoc ``Attributes`` entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Literal
+
+from hsi.errors import OptionError
+
+__all__ = ["BLEND_MODES", "InferOptions"]
+
+#: weight windows accepted by ``blend``
+BLEND_MODES = ("gaussian", "hann", "mean")
+
+
+def _check_int(name: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise OptionError(name, value, f"an integer >= {minimum}")
+    return value
+
+
+@dataclass(frozen=True)
+class InferOptions:
+    """How a scene is cut into tiles, blended, computed and written.
+
+    Attributes
+    ----------
+    tile : int
+        Side in pixels of the square output tiles (>= 1). Dense models (fcn) see each
+        tile plus a margin of their receptive radius; patch-centre models classify every
+        pixel of a tile in batches of windows. Tiles larger than the scene are clipped.
+    overlap : int
+        Output pixels shared by neighbouring tiles of a dense model (0 <= overlap < tile);
+        their probabilities are blended with the ``blend`` window. Every tile is already
+        read with a margin of the model's receptive radius, so tile borders are exact
+        without overlap (the default; it costs no recomputation); overlap matters for
+        models whose receptive field is larger than that margin. Patch-centre models
+        ignore it (each pixel is computed once).
+    blend : {"gaussian", "hann", "mean"}
+        Weight window of the blend: "mean" (uniform), "gaussian" (sigma = tile / 8) or
+        "hann" (raised cosine); neither of the last two reaches zero.
+    tta : bool
+        Test-time augmentation: average the probabilities over the identity, the two flips
+        and the half turn of every tile (4 forward passes).
+    batch_size : int
+        Windows per forward pass for patch-centre models; tiles per pass for dense models
+        are always one (the tile itself is the batch).
+    accelerator : {"auto", "cpu", "gpu", "cuda", "mps"}
+        Where the forward passes run ("auto": a CUDA GPU when there is one, else the CPU).
+    devices : int
+        Number of devices (processes with ``strategy="ddp"``); rows of tiles are sharded
+        across them and each writes its own rows of the output.
+    strategy : {"auto", "ddp"}
+        "auto": one process; "ddp": one process per device through Lightning.
+    probabilities : bool
+        Also write the per-class probabilities, ``(H, W, K)`` float16, to ``probabilities.npy``.
+    mask_unlabeled : bool
+        Set pixels that are unlabeled in the ground truth to 0 in the map and draw them as
+        background (needs ground truth).
+    progress : bool
+        Show a progress bar over tiles on stderr.
+    overwrite : bool
+        Replace outputs that an earlier ``hsi infer`` wrote in the same folder (files the
+        package did not write are never replaced).
+    """
+
+    tile: int = 256
+    overlap: int = 0
+    blend: Literal["gaussian", "hann", "mean"] = "gaussian"
+    tta: bool = False
+    batch_size: int = 512
+    accelerator: Literal["auto", "cpu", "gpu", "cuda", "mps"] = "auto"
+    devices: int = 1
+    strategy: Literal["auto", "ddp"] = "auto"
+    probabilities: bool = False
+    mask_unlabeled: bool = False
+    progress: bool = True
+    overwrite: bool = False
+
+    def __post_init__(self) -> None:
+        _check_int("tile", self.tile, 1)
+        _check_int("overlap", self.overlap, 0)
+        if self.overlap >= self.tile:
+            raise OptionError("overlap", self.overlap, f"an integer in [0, tile) with tile={self.tile}")
+        if self.blend not in BLEND_MODES:
+            raise OptionError("blend", self.blend, f"one of {', '.join(BLEND_MODES)}")
+        _check_int("batch_size", self.batch_size, 1)
+        _check_int("devices", self.devices, 1)
+        if self.strategy not in ("auto", "ddp"):
+            raise OptionError("strategy", self.strategy, "one of auto, ddp")
+        if self.devices > 1 and self.strategy != "ddp":
+            raise OptionError("devices", self.devices, "1 unless strategy='ddp'")
+        if self.accelerator not in ("auto", "cpu", "gpu", "cuda", "mps"):
+            raise OptionError("accelerator", self.accelerator, "one of auto, cpu, gpu, cuda, mps")
+        for name in ("tta", "probabilities", "mask_unlabeled", "progress", "overwrite"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionError(name, getattr(self, name), "True or False")
+
+    @classmethod
+    def from_kwargs(cls, options: InferOptions | None = None, **kwargs: Any) -> InferOptions:
+        """``options`` (or the defaults) with the fields named in ``kwargs`` replaced.
+
+        Raises
+        ------
+        OptionError
+            For a keyword that is not a field, naming the fields that exist.
+        """
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(kwargs) - set(names))
+        if unknown:
+            raise OptionError(unknown[0], kwargs[unknown[0]], f"not an inference option; options are {', '.join(names)}")
+        base = asdict(options) if options is not None else {}
+        return cls(**{**base, **kwargs})

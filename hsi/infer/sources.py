@@ -1,0 +1,240 @@
+"""Where the scene's pixels come from: arrays in memory, ``.npy`` memory maps, lazy cube files.
+
+Every source gives ``shape`` ``(H, W, C)``, ``wavelengths`` (nm or None) and
+``read_window(rows, cols)`` -> ``(h, w, C)`` float32, and reads only what is asked for, so a
+scene larger than memory is visited window by window: HDF5 (chunked) by slicing, ENVI and
+ERDAS through read-only memory maps (:func:`hsi.io.open_cube`), ``.npy`` through
+``numpy.load(mmap_mode="r")``. :func:`read_padded_block` cuts a tile plus its margin from
+the scene as if the scene had been padded like the training cube.
+"""
+
+from __future__ import annotations
+
+import mmap
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from hsi.errors import CubeFormatError, LayoutError
+from hsi.infer.windows import padded_index
+
+__all__ = ["ArraySource", "NpySource", "SceneSource", "open_scene_source", "read_padded_block"]
+
+
+class SceneSource(Protocol):
+    """What inference needs from a cube."""
+
+    shape: tuple[int, int, int]
+    wavelengths: np.ndarray | None
+    name: str
+
+    def read_window(self, rows: slice, cols: slice) -> np.ndarray:
+        """``(h, w, C)`` float32 block."""
+
+    def close(self) -> None:
+        """Release files."""
+
+
+class ArraySource:
+    """A cube already in memory (or any array-like with numpy slicing), ``(H, W, C)``.
+
+    Parameters
+    ----------
+    array : (H, W, C) array
+        Any numeric dtype; windows come out as float32.
+    wavelengths : (C,) array, optional
+        Band centres in nm.
+    name : str
+        Used in error messages.
+    """
+
+    def __init__(self, array: Any, wavelengths: Any = None, name: str = "array") -> None:
+        if getattr(array, "ndim", None) != 3:
+            raise CubeFormatError(f"{name}: a cube must be (H, W, C); found shape {getattr(array, 'shape', None)}")
+        self.array = array
+        self.shape = tuple(int(s) for s in array.shape)
+        self.wavelengths = None if wavelengths is None else np.asarray(wavelengths, dtype=np.float64)
+        self.name = name
+        self.header: Path | None = None
+
+    def read_window(self, rows: slice, cols: slice) -> np.ndarray:
+        """``(h, w, C)`` float32 copy of the window."""
+        return np.array(self.array[rows, cols], dtype=np.float32, order="C")
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+class NpySource(ArraySource):
+    """A ``.npy`` cube memory-mapped read-only; ``layout`` "HWC" (default) or "CHW".
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npy`` file.
+    layout : str, optional
+        Axis order of the stored array; None means "HWC".
+    wavelengths : (C,) array, optional
+        Band centres in nm (a ``.npy`` file carries none).
+    """
+
+    def __init__(self, path: str | Path, layout: str | None = None, wavelengths: Any = None) -> None:
+        path = Path(path)
+        try:
+            array = np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as err:
+            raise CubeFormatError(f"{path}: not a readable .npy array ({err})") from err
+        layout = (layout or "HWC").upper()
+        if array.ndim != 3:
+            raise CubeFormatError(f"{path}: a cube must be 3-D; found shape {array.shape}")
+        if sorted(layout) != ["C", "H", "W"]:
+            raise LayoutError(f"{path}: layout={layout!r} must be a permutation of H, W, C (e.g. HWC or CHW)")
+        if not np.issubdtype(array.dtype, np.number):
+            raise CubeFormatError(f"{path}: dtype {array.dtype} is not numeric")
+        view = array.transpose([layout.index(a) for a in "HWC"])
+        super().__init__(view, wavelengths, str(path))
+        self._mmap = array
+
+    def read_window(self, rows: slice, cols: slice) -> np.ndarray:
+        """``(h, w, C)`` float32 copy of the window; the mapped pages are then released.
+
+        Pages of a read-only file mapping count in the process's resident set until
+        unmapped, so without the release a pass over a 3 GB ``.npy`` file would end with
+        3 GB resident (the data stay in the page cache; only this process lets go of them).
+        """
+        out = super().read_window(rows, cols)
+        mm = getattr(self._mmap, "_mmap", None)
+        if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+            mm.madvise(mmap.MADV_DONTNEED)
+        return out
+
+    def close(self) -> None:
+        """Drop the memory map."""
+        mm = getattr(self._mmap, "_mmap", None)
+        self.array = self._mmap = None
+        if mm is not None:
+            mm.close()
+
+
+class LazySource:
+    """A cube file opened with :func:`hsi.io.open_cube` (HDF5, MATLAB, ENVI, ERDAS)."""
+
+    def __init__(self, lazy: Any, path: Path) -> None:
+        self._lazy = lazy
+        self.shape = tuple(int(s) for s in lazy.shape)
+        self.wavelengths = lazy.wavelengths
+        self.name = str(path)
+        self.header = _envi_header(path)
+
+    def read_window(self, rows: slice, cols: slice) -> np.ndarray:
+        """``(h, w, C)`` float32 block, as :func:`hsi.io.read_cube` would give those pixels."""
+        return self._lazy.read_window(rows, cols)
+
+    def close(self) -> None:
+        """Release the file."""
+        self._lazy.close()
+
+
+def _envi_header(path: Path) -> Path | None:
+    from hsi.io.dispatch import file_kind
+    from hsi.io.envi import find_pair
+
+    if file_kind(path) != "envi":
+        return None
+    return find_pair(path)[0]
+
+
+def open_scene_source(cube: Any, key: str | None = None, layout: str | None = None) -> SceneSource:
+    """A :class:`SceneSource` for a path, an array or an :class:`hsi.io.Cube`.
+
+    Parameters
+    ----------
+    cube : str, Path, np.ndarray or hsi.io.Cube
+        A ``.npy`` file (memory-mapped), any file :func:`hsi.io.open_cube` reads, an
+        ``(H, W, C)`` array, or a cube already read.
+    key : str, optional
+        Variable / dataset name inside a MATLAB or HDF5 file.
+    layout : str, optional
+        Axis order when the file's cannot be decided ("HWC", "CHW", ...).
+    """
+    from hsi.io import Cube, open_cube
+
+    if isinstance(cube, Cube):
+        return ArraySource(cube.data, cube.wavelengths, str(cube.meta.get("source", "cube")))
+    if isinstance(cube, np.ndarray):
+        return ArraySource(cube)
+    path = Path(cube)
+    if path.suffix.lower() == ".npy":
+        if key is not None:
+            raise CubeFormatError(f"{path}: a .npy file holds one array; cube_key={key!r} does not apply")
+        return NpySource(path, layout)
+    return LazySource(open_cube(path, key=key, layout=layout), path)
+
+
+def _runs(index: np.ndarray) -> list[tuple[int, int]]:
+    """Contiguous ``[start, stop)`` ranges covering the distinct non-negative values of ``index``."""
+    values = np.unique(index[index >= 0])
+    if values.size == 0:
+        return []
+    breaks = np.flatnonzero(np.diff(values) != 1) + 1
+    return [(int(run[0]), int(run[-1]) + 1) for run in np.split(values, breaks)]
+
+
+def _is_range(index: np.ndarray) -> bool:
+    """True when ``index`` is ``a, a + 1, ..., b`` inside the scene."""
+    return bool(index.size and index[0] >= 0 and index[-1] - index[0] == index.size - 1
+                and (index.size == 1 or (np.diff(index) == 1).all()))
+
+
+def read_padded_block(source: SceneSource, rows: tuple[int, int], cols: tuple[int, int], halo: int,
+                      mode: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Raw pixels of rows/cols ``[start - halo, stop + halo)`` of the scene padded by ``mode``.
+
+    Only the distinct scene rows and columns needed are read (at most a few contiguous
+    windows), then mirrored into place, so the block equals the same window of
+    ``numpy.pad(cube, halo, mode)`` without padding the scene.
+
+    Parameters
+    ----------
+    source : SceneSource
+    rows, cols : (start, stop)
+        The tile in scene coordinates.
+    halo : int
+        Margin added on every side.
+    mode : str
+        Padding mode of the checkpoint (:func:`hsi.infer.windows.padded_index`).
+
+    Returns
+    -------
+    block : (h + 2 halo, w + 2 halo, C) float32
+    outside : (h + 2 halo, w + 2 halo) bool or None
+        For "constant"/"zeros" padding, the positions outside the scene (to be set to 0
+        after preprocessing); None otherwise.
+    """
+    height, width, _ = source.shape
+    ri = padded_index(rows[0] - halo, rows[1] + halo, height, mode)
+    ci = padded_index(cols[0] - halo, cols[1] + halo, width, mode)
+    if _is_range(ri) and _is_range(ci):  # an interior tile: one window read, no reordering
+        return source.read_window(slice(int(ri[0]), int(ri[-1]) + 1), slice(int(ci[0]), int(ci[-1]) + 1)), None
+    row_runs, col_runs = _runs(ri), _runs(ci)
+    # compact copy of the needed rows x cols, then one fancy-index gather into the padded order
+    row_pos = np.zeros(height, dtype=np.int64)
+    col_pos = np.zeros(width, dtype=np.int64)
+    nr = sum(b - a for a, b in row_runs)
+    nc = sum(b - a for a, b in col_runs)
+    compact = np.empty((nr, nc, source.shape[2]), dtype=np.float32)
+    r0 = 0
+    for a, b in row_runs:
+        row_pos[a:b] = np.arange(r0, r0 + b - a)
+        c0 = 0
+        for c, d in col_runs:
+            col_pos[c:d] = np.arange(c0, c0 + d - c)
+            compact[r0 : r0 + b - a, c0 : c0 + d - c] = source.read_window(slice(a, b), slice(c, d))
+            c0 += d - c
+        r0 += b - a
+    block = compact[row_pos[np.maximum(ri, 0)][:, None], col_pos[np.maximum(ci, 0)][None, :]]
+    outside = None
+    if mode in ("constant", "zeros"):
+        outside = (ri < 0)[:, None] | (ci < 0)[None, :]
+    return block, outside

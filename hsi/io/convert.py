@@ -1,0 +1,395 @@
+"""Convert any readable cube to a chunked HDF5 file or to ``.npy`` + ``meta.json``, then verify it.
+
+What is written is what :func:`hsi.io.read_cube` returns for the input: float32
+``H x W x C``, ascending nm wavelengths, the file's scale factor applied and its ignore
+value as NaN, so every reader of the output sees exactly the values training would see.
+The input is read in blocks of rows (a scene larger than memory is never loaded whole) and
+the output appears under its final name only once it is complete:
+
+- ``to="h5"``: one file (:func:`hsi.io.write.open_h5_writer`) that ``read_cube`` reads
+  with no key;
+- ``to="npy"``: a folder holding ``cube.npy``, ``labels.npy`` (when labels are given) and
+  ``meta.json`` (shape, wavelengths, source, what the reader did).
+
+:func:`verify_conversion` re-opens the output and compares a seeded sample of windows
+(always the four corners; every window of a small scene) with the source, exactly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from hsi.errors import IntegrityError, OptionError, OverwriteError
+
+__all__ = ["ConvertReport", "convert", "open_npy_scene", "verify_conversion"]
+
+#: ``format`` written into an ``.npy`` folder's ``meta.json``.
+NPY_FORMAT = "hsi-npy"
+#: Bytes of cube read per block while converting.
+BLOCK_BYTES = 64 << 20
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class ConvertReport:
+    """What :func:`convert` did.
+
+    Parameters
+    ----------
+    out : Path
+        The file (h5) or folder (npy) written.
+    to : str
+        ``"h5"`` or ``"npy"``.
+    shape : tuple of int
+        ``(H, W, C)`` written.
+    input_bytes : int
+        Size of the input file(s) on disk.
+    output_bytes : int
+        Size of the output on disk.
+    seconds : float
+        Time taken by conversion and verification.
+    windows_checked : int
+        Windows compared with the source after writing.
+    windows_total : int
+        Windows the scene divides into (all are checked when few).
+    """
+
+    out: Path
+    to: str
+    shape: tuple[int, int, int]
+    input_bytes: int
+    output_bytes: int
+    seconds: float
+    windows_checked: int
+    windows_total: int
+
+    def summary(self) -> str:
+        """Two lines: what was written (sizes, time) and what the verification compared."""
+        mb = 1 / (1 << 20)
+        h, w, c = self.shape
+        return (f"wrote {self.out} ({self.to}, {h} x {w} x {c} float32): {self.input_bytes * mb:.1f} MiB in -> "
+                f"{self.output_bytes * mb:.1f} MiB out, {self.seconds:.2f} s\n"
+                f"verified: {self.windows_checked} of {self.windows_total} windows identical to the source")
+
+
+def _size_on_disk(path: Path) -> int:
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return path.stat().st_size if path.exists() else 0
+
+
+def _input_files(path: Path, read_from: str | None) -> set[Path]:
+    """The input and the file the reader actually read (an ENVI header's binary), for the size report."""
+    return {path} | ({Path(read_from)} if read_from else set())
+
+
+def _row_blocks(shape: tuple[int, int, int], block_bytes: int = BLOCK_BYTES) -> Iterator[slice]:
+    h, w, c = shape
+    rows = max(1, block_bytes // max(w * c * 4, 1))
+    for start in range(0, h, rows):
+        yield slice(start, min(start + rows, h))
+
+
+def _check_target(out: Path, to: str, overwrite: bool) -> None:
+    if to not in ("h5", "npy"):
+        raise OptionError("to", to, "'h5' (one chunked HDF5 file) or 'npy' (a folder of .npy files + meta.json)")
+    if out.exists() and not overwrite:
+        raise OverwriteError(f"{out}: already exists; pass overwrite=True (--overwrite) to replace it")
+    if out.exists() and to == "npy" and out.is_dir() and not (out / "meta.json").is_file():
+        raise OverwriteError(f"{out}: a folder that is not an hsi .npy scene (no meta.json); refusing to replace it")
+
+
+def _meta(lazy: Any, labels: np.ndarray | None, input_path: Path) -> dict[str, Any]:
+    read = {k: v for k, v in lazy.meta.items() if isinstance(v, (str, int, float, bool, type(None)))}
+    return {
+        "format": NPY_FORMAT,
+        "version": 1,
+        "shape": list(lazy.shape),
+        "dtype": "float32",
+        "layout": "HWC",
+        "wavelengths": None if lazy.wavelengths is None else [float(x) for x in lazy.wavelengths],
+        "wavelength_units": "nm",
+        "labels": None if labels is None else "labels.npy",
+        "source": str(input_path),
+        "read": read,
+    }
+
+
+@contextlib.contextmanager
+def _atomic_folder(out: Path) -> Iterator[Path]:
+    """A temporary folder beside ``out``, moved to ``out`` (replacing an old one) on success."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-{os.getpid()}-"))
+    try:
+        yield tmp
+        if out.exists():
+            old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-{os.getpid()}-"))
+            os.replace(out, old / out.name)
+            os.replace(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _copy_blocks(lazy: Any, target: Any, progress: Progress | None) -> None:
+    h = lazy.shape[0]
+    for rows in _row_blocks(lazy.shape):
+        target[rows] = lazy.read_window(rows, slice(None))
+        if progress is not None:
+            progress(rows.stop, h)
+
+
+def _write_h5(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path, progress: Progress | None,
+              overwrite: bool, h5_options: dict[str, Any]) -> None:
+    from hsi.io.write import open_h5_writer
+
+    meta = _meta(lazy, labels, input_path)
+    with open_h5_writer(out, lazy.shape, np.float32, label_dtype=None if labels is None else labels.dtype,
+                        wavelengths=lazy.wavelengths, source=str(input_path), preprocessing={"read": meta["read"]},
+                        overwrite=overwrite, **h5_options) as handle:
+        _copy_blocks(lazy, handle["cube"], progress)
+        if labels is not None:
+            handle["labels"][...] = labels
+
+
+def _write_npy(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path, progress: Progress | None) -> None:
+    with _atomic_folder(out) as tmp:
+        cube = np.lib.format.open_memmap(tmp / "cube.npy", mode="w+", dtype=np.float32, shape=lazy.shape)
+        _copy_blocks(lazy, cube, progress)
+        cube.flush()
+        del cube
+        if labels is not None:
+            np.save(tmp / "labels.npy", labels)
+        (tmp / "meta.json").write_text(json.dumps(_meta(lazy, labels, input_path), indent=1, sort_keys=True))
+
+
+def convert(
+    input_path: str | Path,
+    out: str | Path,
+    to: Literal["h5", "npy"] = "h5",
+    *,
+    labels_path: str | Path | None = None,
+    key: str | None = None,
+    labels_key: str | None = None,
+    layout: str | None = None,
+    compression: str | None = None,
+    chunks: Any = "auto",
+    overwrite: bool = False,
+    n_windows: int = 32,
+    progress: Progress | None = None,
+) -> ConvertReport:
+    """Convert a cube file (and its labels) to HDF5 or ``.npy`` + ``meta.json``, then verify the output.
+
+    Parameters
+    ----------
+    input_path : str or Path
+        Any file :func:`hsi.io.read_cube` reads (.mat, .h5, ENVI .hdr, ERDAS .lan).
+    out : str or Path
+        The ``.h5`` file (``to="h5"``) or the folder (``to="npy"``) to write.
+    to : {"h5", "npy"}
+        Output format.
+    labels_path : str or Path, optional
+        Label map to store beside the cube (may be ``input_path`` itself).
+    key : str, optional
+        Cube variable / dataset in the input (None: discovered).
+    labels_key : str, optional
+        Label variable / dataset (None: discovered).
+    layout : str, optional
+        Axis order of the stored input array (None: detected).
+    compression : {None, "gzip", "lzf"}
+        HDF5 chunk compression (h5 only).
+    chunks : "auto" or (int, int, int)
+        HDF5 chunk shape (h5 only).
+    overwrite : bool
+        Replace an existing output.
+    n_windows : int
+        Windows compared with the source after writing (see :func:`verify_conversion`).
+    progress : callable, optional
+        Called as ``progress(rows_done, rows_total)`` after each block of rows.
+
+    Returns
+    -------
+    ConvertReport
+        Sizes, time and what was verified.
+    """
+    from hsi.io import open_cube, read_labels
+
+    input_path, out = Path(input_path), Path(out)
+    _check_target(out, to, overwrite)
+    if to == "npy" and (compression is not None or chunks != "auto"):
+        raise OptionError("compression" if compression is not None else "chunks",
+                          compression if compression is not None else chunks, "only with to='h5'")
+    if int(n_windows) < 4:
+        raise OptionError("n_windows", n_windows, "an integer >= 4 (the four corners are always compared)")
+    started = time.perf_counter()
+    with open_cube(input_path, key, layout) as lazy:
+        labels = None
+        if labels_path is not None:
+            labels = read_labels(labels_path, key=labels_key)
+            if labels.shape != lazy.shape[:2]:
+                from hsi.errors import ShapeMismatchError
+
+                raise ShapeMismatchError(f"{labels_path}: labels have shape {labels.shape}, the cube "
+                                         f"{input_path} is {lazy.shape[0]} x {lazy.shape[1]}")
+        if to == "h5":
+            _write_h5(lazy, labels, out, input_path, progress, overwrite,
+                      {"compression": compression, "chunks": chunks})
+        else:
+            _write_npy(lazy, labels, out, input_path, progress)
+    try:
+        checked, total = verify_conversion(input_path, out, key=key, layout=layout, labels_path=labels_path,
+                                           labels_key=labels_key, n_windows=n_windows)
+    except IntegrityError as err:
+        _remove(out)  # a written output that does not match its source is not left behind
+        raise IntegrityError(f"{err}; {out} was removed") from err
+    return ConvertReport(out, to, tuple(int(s) for s in lazy.shape),  # type: ignore[arg-type]
+                         sum(_size_on_disk(p) for p in _input_files(input_path, lazy.meta.get("source"))),
+                         _size_on_disk(out),
+                         time.perf_counter() - started, checked, total)
+
+
+def _remove(out: Path) -> None:
+    if out.is_dir():
+        shutil.rmtree(out, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            out.unlink()
+
+
+def open_npy_scene(folder: str | Path) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
+    """``(cube memmap (H, W, C), labels or None, meta)`` of a folder written by ``convert(to="npy")``.
+
+    Parameters
+    ----------
+    folder : str or Path
+        The folder holding ``cube.npy`` and ``meta.json``.
+
+    Returns
+    -------
+    tuple
+        The cube as a read-only memory map, the labels (or None) and the ``meta.json`` dict.
+    """
+    folder = Path(folder)
+    try:
+        meta = json.loads((folder / "meta.json").read_text())
+    except (OSError, ValueError) as err:
+        raise IntegrityError(f"{folder}: no readable meta.json ({err}); not an hsi .npy scene") from err
+    if meta.get("format") != NPY_FORMAT:
+        raise IntegrityError(f"{folder}/meta.json: format {meta.get('format')!r}, expected {NPY_FORMAT!r}")
+    cube = np.load(folder / "cube.npy", mmap_mode="r")
+    if list(cube.shape) != list(meta["shape"]):
+        raise IntegrityError(f"{folder}/cube.npy: shape {cube.shape}, meta.json says {tuple(meta['shape'])}")
+    labels = np.load(folder / "labels.npy") if meta.get("labels") else None
+    return cube, labels, meta
+
+
+def sample_windows(shape: tuple[int, ...], n_windows: int, window: int = 64, seed: int = 0) -> tuple[list[tuple[slice, slice]], int]:
+    """A seeded sample of ``window x window`` tiles of a grid over ``(H, W)``: ``(windows, grid size)``.
+
+    Every tile when the grid has at most ``n_windows`` of them; otherwise the four corner
+    tiles plus a seeded random choice of the others.
+    """
+    h, w = int(shape[0]), int(shape[1])
+    tiles = [(slice(r, min(r + window, h)), slice(c, min(c + window, w)))
+             for r in range(0, h, window) for c in range(0, w, window)]
+    if len(tiles) <= n_windows:
+        return tiles, len(tiles)
+    n_rows, n_cols = -(-h // window), -(-w // window)
+    corners = sorted({0, n_cols - 1, (n_rows - 1) * n_cols, n_rows * n_cols - 1})
+    rest = [i for i in range(len(tiles)) if i not in corners]
+    chosen = np.random.default_rng(seed).choice(rest, size=max(0, n_windows - len(corners)), replace=False)
+    return [tiles[i] for i in sorted(corners + [int(i) for i in chosen])], len(tiles)
+
+
+def _compare(expected: np.ndarray, found: np.ndarray, where: str) -> None:
+    if expected.shape != found.shape or expected.dtype != found.dtype:
+        raise IntegrityError(f"{where}: output block {found.shape} {found.dtype}, source {expected.shape} {expected.dtype}")
+    same = (expected == found) | (np.isnan(expected) & np.isnan(found))
+    if not same.all():
+        first = tuple(int(i) for i in np.argwhere(~same)[0])
+        raise IntegrityError(
+            f"{where}: {int((~same).sum())} value(s) differ from the source, first at offset {first}: "
+            f"source {expected[first]!r}, output {found[first]!r} (the output is corrupt; convert again)"
+        )
+
+
+def verify_conversion(
+    input_path: str | Path,
+    out: str | Path,
+    *,
+    key: str | None = None,
+    layout: str | None = None,
+    labels_path: str | Path | None = None,
+    labels_key: str | None = None,
+    n_windows: int = 32,
+    window: int = 64,
+) -> tuple[int, int]:
+    """Re-open a converted output and compare it with its source exactly; raise :class:`IntegrityError` on a difference.
+
+    Parameters
+    ----------
+    input_path : str or Path
+        The source cube file.
+    out : str or Path
+        The ``.h5`` file or ``.npy`` folder written by :func:`convert`.
+    key, layout : str, optional
+        As given to :func:`convert` for the source.
+    labels_path, labels_key : optional
+        The source labels, compared whole with the output's.
+    n_windows : int
+        Windows of ``window x window`` pixels to compare (the four corners always among them).
+    window : int
+        Side of a window in pixels.
+
+    Returns
+    -------
+    tuple of int
+        ``(windows compared, windows in the scene)``.
+    """
+    from hsi.io import open_cube, read_labels
+
+    if int(n_windows) < 4:
+        raise OptionError("n_windows", n_windows, "an integer >= 4 (the four corners are always compared)")
+    out = Path(out)
+    with contextlib.ExitStack() as stack:
+        src = stack.enter_context(open_cube(input_path, key, layout))
+        if out.is_dir():
+            cube, out_labels, meta = open_npy_scene(out)
+            out_wl = None if meta.get("wavelengths") is None else np.asarray(meta["wavelengths"])
+
+            def read(rows: slice, cols: slice) -> np.ndarray:
+                return np.asarray(cube[rows, cols])
+        else:
+            dst = stack.enter_context(open_cube(out))
+            out_wl, read = dst.wavelengths, dst.read_window
+            out_labels = read_labels(out) if labels_path is not None else None
+            cube = dst
+        if tuple(cube.shape) != tuple(src.shape):
+            raise IntegrityError(f"{out}: shape {tuple(cube.shape)}, the source {input_path} is {tuple(src.shape)}")
+        if (out_wl is None) != (src.wavelengths is None) or (
+                out_wl is not None and not np.array_equal(out_wl, src.wavelengths)):
+            raise IntegrityError(f"{out}: wavelengths differ from those of {input_path}")
+        windows, total = sample_windows(src.shape, int(n_windows), window)
+        for rows, cols in windows:
+            _compare(src.read_window(rows, cols), read(rows, cols),
+                     f"{out}: rows {rows.start}:{rows.stop}, cols {cols.start}:{cols.stop}")
+    if labels_path is not None:
+        expected = read_labels(labels_path, key=labels_key)
+        if out_labels is None or not np.array_equal(np.asarray(out_labels, dtype=np.int64), expected):
+            raise IntegrityError(f"{out}: labels missing or different from {labels_path}")
+    return len(windows), total

@@ -1,0 +1,107 @@
+"""Plain-text facts about a cube or a label map: what ``hsi inspect`` prints.
+
+:func:`describe_cube` reports the chosen key, shape, layout decision, storage interleave,
+wavelengths, any scale applied, non-finite and negative counts, constant bands and
+per-band ranges; :func:`describe_labels` the class counts of a label map (and says when a
+2-D array looks like data rather than classes).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import IO, Any
+
+import numpy as np
+
+__all__ = ["MAX_CLASSES", "describe_cube", "describe_labels", "describe_scale"]
+
+#: Per-class counts printed for at most this many classes.
+MAX_SHOWN = 30
+#: More distinct values than this suggest a 2-D data matrix (e.g. an unmixing ``Y``), not a label map.
+MAX_CLASSES = 255
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.6g}"
+
+
+def _band_stats(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN bands -> NaN, reported as such
+        flat = data.reshape(-1, data.shape[-1])
+        finite = np.where(np.isfinite(flat), flat, np.nan)
+        return np.nanmin(finite, axis=0), np.nanmax(finite, axis=0)
+
+
+def describe_scale(meta: dict[str, Any]) -> str:
+    """A plain statement of the scaling the reader applied ("divided by 10000", or "none")."""
+    factor = meta.get("scale_factor")
+    if not factor or float(factor) == 1.0:
+        return "none applied (values as stored, cast to float32)"
+    return f"divided by {_fmt(float(factor))} (the file's reflectance scale factor), after the cast to float32"
+
+
+def _print_wavelengths(cube: Any, meta: dict[str, Any], out: IO[str]) -> None:
+    wl = cube.wavelengths
+    if wl is None:
+        print("wavelengths: none found", file=out)
+    else:
+        print(f"wavelengths: {_fmt(wl[0])} - {_fmt(wl[-1])} nm, {wl.size} bands, ascending; file order: "
+              f"{meta['band_order']} ({meta['wavelength_source']}; {meta['wavelength_units']})", file=out)
+    if meta.get("ignored_wavelength_vectors"):
+        print(f"wavelength vectors not used (length differs from the band count): "
+              f"{', '.join(meta['ignored_wavelength_vectors'])}", file=out)
+    if meta.get("bbl") is not None:
+        bad = [i for i, v in enumerate(meta["bbl"]) if v == 0]
+        print(f"bad bands (bbl): {len(bad)} {bad[:20]}", file=out)
+
+
+def _print_ranges(data: np.ndarray, wl: np.ndarray | None, out: IO[str]) -> None:
+    c = data.shape[-1]
+    bmin, bmax = _band_stats(data)
+    constant = np.flatnonzero(bmin == bmax).tolist()
+    print(f"constant bands: {len(constant)}" + (f" {constant[:20]}" if constant else ""), file=out)
+    qs = (0, 25, 50, 75, 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        qmin, qmax = np.nanpercentile(bmin, qs), np.nanpercentile(bmax, qs)
+    print("per-band min, quantiles 0/25/50/75/100%: " + " / ".join(_fmt(v) for v in qmin), file=out)
+    print("per-band max, quantiles 0/25/50/75/100%: " + " / ".join(_fmt(v) for v in qmax), file=out)
+    for b in sorted(set(range(min(3, c))) | set(range(max(0, c - 3), c))):
+        where = f" {_fmt(wl[b])} nm" if wl is not None else ""
+        print(f"  band {b}{where}: min {_fmt(bmin[b])} max {_fmt(bmax[b])}", file=out)
+
+
+def describe_cube(cube: Any, out: IO[str]) -> None:
+    """Print the facts about a :class:`hsi.io.Cube` to ``out``."""
+    meta, data = cube.meta, cube.data
+    h, w, c = cube.shape
+    if meta.get("key") is not None:
+        print(f"chosen key: {meta['key']}", file=out)
+    print(f"shape (H x W x C): {h} x {w} x {c}  (float32; original dtype {meta['original_dtype']}, "
+          f"original shape {' x '.join(map(str, meta['original_shape']))})", file=out)
+    print(f"layout: {meta['original_layout']} -> HWC ({meta['layout_reason']})", file=out)
+    if meta.get("interleave"):
+        print(f"interleave: {meta['interleave']} (as stored in the file)", file=out)
+    _print_wavelengths(cube, meta, out)
+    print(f"scale: {describe_scale(meta)}", file=out)
+    n_nan, n_inf = int(np.isnan(data).sum()), int(np.isinf(data).sum())
+    print(f"NaN: {n_nan}  Inf: {n_inf}  (ignored values -> NaN: {meta.get('n_ignored', 0)})", file=out)
+    with np.errstate(invalid="ignore"):
+        print(f"negative values: {int((data < 0).sum())}", file=out)
+    _print_ranges(data, cube.wavelengths, out)
+
+
+def describe_labels(labels: np.ndarray, out: IO[str], key: str | None = None) -> None:
+    """Print the facts about an (H, W) label map (chosen ``key`` if known)."""
+    if key is not None:
+        print(f"chosen key: {key}", file=out)
+    values, counts = np.unique(labels[labels != 0], return_counts=True)
+    print(f"label map: {labels.shape[0]} x {labels.shape[1]}, {values.size} classes, "
+          f"{int(counts.sum())} labeled pixels, {int((labels == 0).sum())} unlabeled", file=out)
+    pairs = [f"{v}: {n}" for v, n in zip(values[:MAX_SHOWN].tolist(), counts[:MAX_SHOWN].tolist())]
+    more = f", ... ({values.size - MAX_SHOWN} more)" if values.size > MAX_SHOWN else ""
+    print("per class: " + ", ".join(pairs) + more, file=out)
+    if values.size > MAX_CLASSES:
+        print(f"warning: {values.size} distinct values is too many for a label map; this 2-D array is "
+              f"probably data (e.g. a bands x pixels matrix), not classes", file=out)

@@ -1,0 +1,173 @@
+"""Spectral-first, centre-aware network: per-pixel spectral features plus a spatial context branch."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from hsi.models.base import PatchClassifier, check_size
+from hsi.models.registry import register_model
+
+__all__ = ["SSNet"]
+
+
+@register_model("ssnet")
+class SSNet(PatchClassifier):
+    """Spectral stem, spatial context, and a head that always sees the centre pixel's own spectrum.
+
+    The spectral-then-spatial order follows Zhong, Z. et al. (2018), "Spectral-spatial
+    residual network for hyperspectral image classification: a 3-D deep learning
+    framework", IEEE Transactions on Geoscience and Remote Sensing, 56(2), 847-858; the
+    fully convolutional read-out follows ``fcn`` (Long et al., 2015). The skip of the
+    per-pixel features to the head is this package's.
+
+    Layers (every convolution followed by BatchNorm and ReLU, except the last)::
+
+        stem     spectral_layers x Conv2d 1x1 (C -> width -> width ...)   per-pixel spectra
+        context  num_blocks x Conv2d 3x3 'same' (width -> width)           neighbourhood
+        head     concat(stem, context) -> Dropout2d -> Conv2d 1x1 (2 width -> K)
+
+    (the context is dropped for a whole sample with probability ``context_dropout`` in
+    training).
+
+    The stem works on each pixel alone, like a per-pixel classifier; the context branch
+    adds what the neighbours say; the head reads both **at the centre pixel**, so the
+    centre's own spectrum is never averaged away by its neighbours (which is what global
+    average pooling does in ``cnn2d``). Every layer is convolutional, so
+    ``forward_dense`` labels each pixel of a tile in one pass, like ``fcn``.
+
+    ``forward`` on patches ``(B, C, P, P)`` returns the centre pixel of ``forward_dense``
+    from the centre ``(2r + 1)`` window only (``r = num_blocks``, the receptive radius),
+    with unpadded 3x3 convolutions that shrink it to the centre pixel: the centre cannot
+    see further, so the logits are those of ``forward_dense`` (exactly so in eval mode;
+    in train mode batch normalisation uses the statistics of what it computes), at a
+    quarter of the cost for ``r = 3``.
+
+    When to use it: the default. It takes raw bands (no PCA needed: the 1x1 stem is the
+    spectral reduction, learnt on the training pixels); a whole 20-epoch run on the
+    145 x 145 x 200 synthetic scene took 31 CPU-seconds with one torch thread (many more
+    with two: its convolutions are too small to split). Measured with 20 epochs, no
+    early stopping, block split, seeds 0-2 (README, accuracy benchmark): Samson
+    99.2 ± 0.5 % OA against 99.6 ± 0.3 % for a cross-validated per-pixel RBF-SVM (context
+    does not help there); synthetic scene 92.7 ± 1.9 % against 65.6 ± 4.0 % (context does).
+
+    Parameters
+    ----------
+    num_bands : int
+        Input bands ``C`` (>= 1); raw bands or a PCA.
+    num_classes : int
+        Output classes ``K``.
+    patch_size : int
+        Odd patch side ``P`` (>= 1) used for training; dense inference takes any tile size.
+    width : int
+        Channels of every stem and context layer.
+    spectral_layers : int
+        Number of 1x1 stem layers (>= 1).
+    num_blocks : int
+        Number of 3x3 context blocks (>= 0); also the receptive radius ``r``.
+    dropout : float
+        Channel dropout before the classifier.
+    context_dropout : float
+        In training, the probability that a sample's whole context branch is zeroed
+        (the rest scaled by ``1 / (1 - p)``), so that the spectral path learns to classify
+        alone and the context only corrects it.
+
+    Attributes
+    ----------
+    receptive_radius : int
+        ``r``: output pixel ``(i, j)`` depends only on input pixels within ``r`` of it.
+
+    Shapes
+    ------
+    ``forward``: ``(B, C, P, P)`` -> ``(B, K)``;
+    ``forward_dense``: ``(B, C, h, w)`` -> ``(B, K, h, w)``.
+    """
+
+    dense = True
+    ODD_PATCH_SIZE = True
+
+    def __init__(
+        self,
+        num_bands: int,
+        num_classes: int,
+        patch_size: int,
+        *,
+        width: int = 64,
+        spectral_layers: int = 2,
+        num_blocks: int = 3,
+        dropout: float = 0.0,
+        context_dropout: float = 0.5,
+    ) -> None:
+        super().__init__(num_bands, num_classes, patch_size)
+        name = type(self).__name__
+        width = check_size(name, "width", width, 1)
+        spectral_layers = check_size(name, "spectral_layers", spectral_layers, 1)
+        self.receptive_radius = check_size(name, "num_blocks", num_blocks, 0)
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"{name}: dropout must be in [0, 1); got {dropout!r}")
+        if not 0.0 <= context_dropout < 1.0:
+            raise ValueError(f"{name}: context_dropout must be in [0, 1); got {context_dropout!r}")
+
+        stem: list[nn.Module] = []
+        in_channels = self.num_bands
+        for _ in range(spectral_layers):
+            stem += _conv_bn_relu(in_channels, width, 1)
+            in_channels = width
+        self.stem = nn.Sequential(*stem)
+        self.context = nn.Sequential(*(_ContextBlock(width) for _ in range(self.receptive_radius)))
+        self.context_dropout = context_dropout
+        self.head = nn.Sequential(nn.Dropout2d(dropout), nn.Conv2d(2 * width, self.num_classes, 1))
+
+    def _logits(self, spectral: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
+        if self.training and self.context_dropout > 0:
+            # Whole-sample dropout of the context: the spectral path must classify alone.
+            keep = torch.rand(context.shape[0], 1, 1, 1, device=context.device) >= self.context_dropout
+            context = context * keep / (1.0 - self.context_dropout)
+        return self.head(torch.cat([spectral, context], dim=1))
+
+    def forward_dense(self, x: torch.Tensor) -> torch.Tensor:
+        """Per-pixel logits ``(B, K, h, w)`` for a tile ``x`` of shape ``(B, C, h, w)``."""
+        self._check_input(x)
+        spectral = self.stem(x)
+        context = spectral
+        for block in self.context:
+            context = block(context, padding=1)
+        return self._logits(spectral, context)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Logits ``(B, K)`` of the centre pixel of patches ``x`` ``(B, C, P, P)``."""
+        self._check_input(x)
+        h, w = x.shape[2], x.shape[3]
+        r = self.receptive_radius
+        ci, cj = h // 2, w // 2
+        if ci < r or cj < r:  # a patch smaller than the receptive field: zero padding inside
+            return self.forward_dense(x)[:, :, ci, cj]
+        # Only the centre (2r + 1) window can reach the centre's output; unpadded 3x3
+        # convolutions then shrink it to the centre pixel (eval: same logits as forward_dense).
+        x = x[:, :, ci - r : ci + r + 1, cj - r : cj + r + 1]
+        spectral = self.stem(x)
+        context = spectral
+        for block in self.context:
+            context = block(context, padding=0)
+        return self._logits(spectral[:, :, r : r + 1, r : r + 1], context)[:, :, 0, 0]
+
+
+class _ContextBlock(nn.Module):
+    """3x3 convolution -> BatchNorm -> ReLU, padded (dense tiles) or not (patch centres)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(width, width, 3, bias=False)
+        self.bn = nn.BatchNorm2d(width)
+
+    def forward(self, x: torch.Tensor, padding: int = 1) -> torch.Tensor:
+        return F.relu(self.bn(F.conv2d(x, self.conv.weight, padding=padding)))
+
+
+def _conv_bn_relu(in_channels: int, out_channels: int, kernel: int) -> list[nn.Module]:
+    return [
+        nn.Conv2d(in_channels, out_channels, kernel, padding=kernel // 2, bias=False),
+        nn.BatchNorm2d(out_channels),
+        nn.ReLU(inplace=True),
+    ]

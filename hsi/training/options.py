@@ -1,0 +1,104 @@
+"""``RunOptions``: the settings of a training run that belong to neither the data nor the model.
+
+The data settings are the arguments of :class:`hsi.data.HSIDataModule` and the model
+settings those of :class:`hsi.training.HSIClassifier`; this dataclass holds the rest
+(schedule length, early stopping, seed, devices, output folder, resume). Each field is
+defined once here, with its description, and ``hsi train`` builds its flags from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from hsi.errors import OptionError
+
+__all__ = ["RunOptions", "parse_devices"]
+
+
+def parse_devices(value: str | int | list[int]) -> int | str | list[int]:
+    """Lightning's ``devices`` from text: ``"auto"``, a count (``"2"``) or a comma list of ids (``"0,1"``)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise OptionError("devices", value, "a number of devices >= 1, a comma list of device ids, or auto")
+        return value
+    if isinstance(value, list):
+        return [int(v) for v in value]
+    text = str(value).strip()
+    if text == "auto":
+        return text
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if "," in text and parts and all(p.isdigit() for p in parts):
+        return [int(p) for p in parts]
+    raise OptionError("devices", value, "a number of devices >= 1, a comma list of device ids such as 0,1, or auto")
+
+
+@dataclass
+class RunOptions:
+    """How one training run is driven.
+
+    Parameters
+    ----------
+    epochs : int
+        Maximum number of epochs; early stopping on validation OA may end sooner.
+    patience : int
+        Epochs without a better validation OA before early stopping (0 stops at the first epoch that does not
+        improve); the best checkpoint is kept either way.
+    threads : int | None
+        CPU threads of torch in this process (None: torch's choice). One is fastest for the default model on
+        CPU, whose convolutions are too small to split; give more for large 3-D models.
+    seed : int
+        Seed of the split, the initialisation, the data order and augmentation: the same seed gives the same metrics.
+    accelerator : str
+        Lightning accelerator: cpu, gpu, cuda, mps or auto.
+    devices : str
+        Number of devices, a comma list of device ids, or auto (Lightning).
+    strategy : str
+        Lightning strategy: auto, ddp, ddp_spawn, ...
+    out : str | None
+        Output folder. None: a new folder runs/<scene>-<model>-seed<seed>-<time> for every run.
+    overwrite : bool
+        Let a run replace the outputs of an earlier run in --out (files the package did not write are never touched).
+    resume : str | None
+        Checkpoint to continue training from (e.g. <out>/last.ckpt); data and model settings come from it.
+    progress : bool
+        Show the progress bar.
+    """
+
+    epochs: int = 20
+    patience: int = 20
+    threads: int | None = 1
+    seed: int = 0
+    accelerator: str = "auto"
+    devices: str = "auto"
+    strategy: str = "auto"
+    out: str | None = None
+    overwrite: bool = False
+    resume: str | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if not _is_int(self.epochs) or self.epochs < 1:
+            raise OptionError("epochs", self.epochs, "an integer >= 1")
+        if not _is_int(self.patience) or self.patience < 0:
+            raise OptionError("patience", self.patience, "an integer >= 0")
+        if self.threads is not None and (not _is_int(self.threads) or self.threads < 1):
+            raise OptionError("threads", self.threads, "an integer >= 1, or none (torch's choice)")
+        if not _is_int(self.seed) or not 0 <= self.seed < 2**32:
+            raise OptionError("seed", self.seed, "an integer from 0 to 2**32 - 1")
+        parse_devices(self.devices)
+
+    @property
+    def lightning_devices(self) -> int | str | list[int]:
+        """``devices`` as Lightning takes it."""
+        return parse_devices(self.devices)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-able dict."""
+        return asdict(self)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)

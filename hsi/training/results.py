@@ -1,0 +1,174 @@
+"""After fitting: evaluate the best model on the test pixels and write the run's reports.
+
+:func:`evaluate` tests the best checkpoint and predicts the test pixels; :func:`score`
+turns test predictions into OA / AA / kappa / per-class / confusion (one function for deep
+and classical models); :func:`write_reports` writes ``predictions.npz``,
+``metrics.json``, ``confusion.png``, ``curves.png`` and ``split.png`` atomically and
+records the settings that actually ran.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import numpy as np
+import torch
+
+import hsi
+from hsi.data import HSIDataModule
+from hsi.training.metrics import scores_from_confusion
+from hsi.training.report import (
+    format_summary,
+    plot_confusion,
+    plot_curves,
+    read_epoch_history,
+    write_json_atomic,
+    write_npz_atomic,
+)
+from hsi.training.task import HSIClassifier
+
+__all__ = ["Evaluation", "evaluate", "score", "write_predictions", "write_reports", "split_summary"]
+
+
+@dataclass
+class Evaluation:
+    """Test predictions of the chosen model.
+
+    Attributes
+    ----------
+    coords : ndarray (N, 2)
+        Row, column of each test pixel.
+    y_true, y_pred : ndarray (N,)
+        0-based classes.
+    probs : ndarray (N, K)
+        Class probabilities.
+    best_epoch : int | None
+        Epoch of the chosen checkpoint.
+    checkpoint : str
+        Path of the chosen model.
+    seconds : float
+        Time the evaluation took.
+    """
+
+    coords: np.ndarray
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    probs: np.ndarray
+    best_epoch: int | None
+    checkpoint: str
+    seconds: float
+
+
+def evaluate(best_path: str, datamodule: HSIDataModule, accelerator: str) -> Evaluation:
+    """Predict the test pixels with the checkpoint at ``best_path``, in this process alone."""
+    started = time.perf_counter()
+    ckpt = torch.load(best_path, map_location="cpu", weights_only=False)
+    best = HSIClassifier.load_from_checkpoint(best_path, weights_only=False)
+    trainer = L.Trainer(accelerator=accelerator, devices=1, logger=False, enable_progress_bar=False,
+                        enable_model_summary=False, deterministic=True)
+    outputs = trainer.predict(best, datamodule=datamodule)
+    probs = torch.cat([o["probs"] for o in outputs]).numpy()
+    dataset = datamodule.predict_dataset
+    return Evaluation(
+        coords=np.asarray(dataset.coords), y_true=np.asarray(dataset.labels), y_pred=probs.argmax(axis=1),
+        probs=probs.astype(np.float32), best_epoch=int(ckpt.get("epoch", -1)), checkpoint=str(Path(best_path).resolve()),
+        seconds=time.perf_counter() - started,
+    )
+
+
+def score(y_true: np.ndarray, y_pred: np.ndarray, num_classes: int) -> dict[str, Any]:
+    """OA, AA, kappa, per-class accuracy, support and confusion of 0-based predictions."""
+    confusion = np.zeros((num_classes, num_classes), dtype=np.int64)
+    np.add.at(confusion, (np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)), 1)
+    scores = scores_from_confusion(confusion)
+    scores["confusion"] = confusion.astype(int).tolist()
+    return scores
+
+
+def write_predictions(out: Path, evaluation: Evaluation) -> None:
+    """``predictions.npz``: test pixel coordinates, truth, prediction, probabilities."""
+    write_npz_atomic(out / "predictions.npz", rows=evaluation.coords[:, 0], cols=evaluation.coords[:, 1],
+                     y_true=evaluation.y_true, y_pred=evaluation.y_pred, probs=evaluation.probs)
+
+
+def split_summary(datamodule: HSIDataModule) -> dict[str, Any]:
+    """The split's parameters and pixel counts."""
+    split = datamodule.split
+    summary: dict[str, Any] = dict(split.params)
+    for name in ("train", "val", "test"):
+        summary[f"{name}_pixels"] = int(getattr(split, name).sum())
+    return summary
+
+
+def base_metrics(datamodule: HSIDataModule, evaluation: Evaluation, model_name: str) -> dict[str, Any]:
+    """The scores and data facts every run reports."""
+    names = list(datamodule.class_names)
+    scores = score(evaluation.y_true, evaluation.y_pred, len(names))
+    return {
+        "oa": scores["oa"], "aa": scores["aa"], "kappa": scores["kappa"],
+        "per_class": dict(zip(names, scores["per_class"])),
+        "support": dict(zip(names, scores["support"])),
+        "confusion": scores["confusion"],
+        "class_names": names,
+        "model": model_name,
+        "scene": datamodule.scene_name,
+        "num_bands": datamodule.num_bands,
+        "patch_size": datamodule.patch_size,
+        "split": split_summary(datamodule),
+        "excluded_nonfinite": datamodule.excluded_nonfinite,
+        "best_checkpoint": evaluation.checkpoint,
+        "hsi_version": hsi.__version__,
+    }
+
+
+def write_figures(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, best_epoch: int | None) -> None:
+    """``confusion.png``, ``split.png`` and, when there are training logs, ``curves.png``."""
+    from hsi.viz import plot_split
+
+    title = f"{metrics['scene']} / {metrics['model']}: test OA {100 * metrics['oa']:.1f}%"
+    plot_confusion(np.array(metrics["confusion"]), metrics["class_names"], out / "confusion.png", title=title)
+    if (out / "logs").is_dir():
+        plot_curves(read_epoch_history(out / "logs"), out / "curves.png", best_epoch=best_epoch)
+    split_png = out / ".split.tmp.png"
+    plot_split(datamodule.split, labels=datamodule.labels, path=split_png, class_names=datamodule.class_names,
+               title=f"{metrics['scene']}: {metrics['split']['method']} split")
+    split_png.replace(out / "split.png")
+
+
+def finish(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, evaluation: Evaluation) -> dict[str, Any]:
+    """Write predictions, ``metrics.json`` and the figures; add the printed summary."""
+    write_predictions(out, evaluation)
+    write_json_atomic(out / "metrics.json", metrics)
+    write_figures(out, metrics, datamodule, evaluation.best_epoch)
+    return {**metrics, "summary": format_summary(metrics), "out": str(out)}
+
+
+def write_reports(out: Path, settings: Any, datamodule: HSIDataModule, trainer: L.Trainer, best_cb: Any,
+                  evaluation: Evaluation, timing: dict[str, float]) -> dict[str, Any]:
+    """Every report of a deep run; returns the metrics (plus the printed summary)."""
+    task_hparams = dict(HSIClassifier.load_from_checkpoint(evaluation.checkpoint, weights_only=False).hparams)
+    metrics = base_metrics(datamodule, evaluation, str(task_hparams["model"]))
+    start_epoch = settings.resume.epoch + 1 if settings.resume is not None else 0
+    metrics.update({
+        "seed": settings.run.seed,
+        "epochs_trained": trainer.current_epoch,
+        "start_epoch": start_epoch,
+        "best_epoch": evaluation.best_epoch,
+        "best_val_oa": float(best_cb.best_model_score) if best_cb.best_model_score is not None else None,
+        "timing": {"fit_s": round(timing["fit_s"], 3), "test_s": round(evaluation.seconds, 3),
+                   "total_s": round(time.perf_counter() - timing["started"], 3)},
+        "config": {"data": _jsonable(dict(datamodule.hparams)), "model": _jsonable(task_hparams),
+                   "run": settings.run.to_dict(), "resumed_from": settings.resume.path if settings.resume else None},
+    })
+    return finish(out, metrics, datamodule, evaluation)
+
+
+def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in d.items():
+        out[k] = list(v) if isinstance(v, tuple) else v
+    return out

@@ -1,0 +1,73 @@
+"""``hsi train --model svm|rf`` through the real command: same outputs as a deep run, honest metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    cohen_kappa_score,
+    confusion_matrix,
+)
+
+REPORTS = ("metrics.json", "predictions.npz", "confusion.png", "split.png")
+SCENE = ["--scene", "synthetic", "--scene-options", "height=32", "width=32", "bands=12", "n_classes=3"]
+
+
+def _train(tmp_path: Path, model: str, *extra: str) -> Path:
+    import hsi.cli as cli
+
+    out = tmp_path / model
+    argv = ["train", *SCENE, "--model", model, "--seed", "0", "--out", str(out),
+            "--cache-dir", str(tmp_path / "cache"), "--no-progress", *extra]
+    assert cli.main(argv) in (0, None)
+    return out
+
+
+@pytest.fixture(scope="module")
+def deep_run(tmp_path_factory) -> Path:
+    return _train(tmp_path_factory.mktemp("deep"), "fcn", "--epochs", "1")
+
+
+@pytest.fixture(scope="module", params=["svm", "rf"])
+def classical_run(request, tmp_path_factory) -> tuple[str, Path]:
+    return request.param, _train(tmp_path_factory.mktemp(request.param), request.param)
+
+
+def test_classical_run_writes_what_a_deep_run_writes(classical_run, deep_run):
+    model, out = classical_run
+    for name in REPORTS:
+        assert (out / name).is_file(), f"{model} run lacks {name}"
+    deep_metrics = json.loads((deep_run / "metrics.json").read_text())
+    metrics = json.loads((out / "metrics.json").read_text())
+    shared = {"oa", "aa", "kappa", "per_class", "confusion", "class_names", "seed", "split", "scene"}
+    assert shared <= set(deep_metrics) and shared <= set(metrics)
+    assert metrics["model"] == model
+    with np.load(out / "predictions.npz") as got, np.load(deep_run / "predictions.npz") as want:
+        assert set(got.files) == set(want.files)
+        np.testing.assert_array_equal(got["rows"], want["rows"])  # same split, same test pixels
+        y_true, y_pred = got["y_true"], got["y_pred"]
+        probs = got["probs"]
+    assert probs.shape == (len(y_true), len(metrics["class_names"]))
+    np.testing.assert_array_equal(probs.argmax(1), y_pred)
+    assert metrics["oa"] == pytest.approx(accuracy_score(y_true, y_pred), abs=1e-9)
+    assert metrics["aa"] == pytest.approx(balanced_accuracy_score(y_true, y_pred), abs=1e-9)
+    assert metrics["kappa"] == pytest.approx(cohen_kappa_score(y_true, y_pred), abs=1e-9)
+    labels = list(range(len(metrics["class_names"])))
+    np.testing.assert_array_equal(np.array(metrics["confusion"]), confusion_matrix(y_true, y_pred, labels=labels))
+    assert 0.0 < metrics["oa"] < 1.0  # a real, imperfect classifier on this scene
+
+
+def test_the_saved_model_loads_without_pickle(classical_run):
+    from hsi.classical import load_classical
+
+    model, out = classical_run
+    saved = sorted(out.glob("*.npz"))
+    models = [p for p in saved if p.name != "predictions.npz"]
+    assert models, f"{model} run saved no model file in {out}"
+    loaded = load_classical(models[0])
+    assert loaded.kind == model and loaded.num_classes_ == 3

@@ -1,0 +1,74 @@
+"""Checkpoints of 1-epoch runs on a tiny synthetic scene, made once per session.
+
+``SCENE`` is small (36 x 30 pixels, so tiles of 8..16 do not divide it; 10 bands; 4
+classes) and training is cut to a few batches: the tests check that inference reproduces
+the model, not that the model is good.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+#: the synthetic scene of every checkpoint here (non-square, so rows and columns cannot be swapped unnoticed)
+SCENE = {"height": 36, "width": 30, "bands": 10, "n_classes": 4, "seed": 5, "parcel_size": 9.0}
+DM_ARGS = dict(scene="synthetic", scene_options=SCENE, patch_size=5, block_size=9, fractions=(0.5, 0.25, 0.25),
+               batch_size=64, seed=0)
+
+
+def make_datamodule(**overrides):
+    """The training DataModule (in memory), with ``overrides``."""
+    from hsi.data import HSIDataModule
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return HSIDataModule(**{**DM_ARGS, **overrides})
+
+
+def train_checkpoint(path: Path, model: str, **dm_overrides) -> Path:
+    """Fit ``model`` for one short epoch and save the checkpoint (with the DataModule state) at ``path``."""
+    import lightning.pytorch as pl
+    import torch
+
+    from hsi.training import HSIClassifier
+
+    torch.manual_seed(0)
+    dm = make_datamodule(**dm_overrides)
+    task = HSIClassifier(model=model, num_bands=dm.num_bands, num_classes=dm.num_classes, patch_size=dm.patch_size,
+                         class_names=dm.class_names, max_epochs=1)
+    trainer = pl.Trainer(max_epochs=1, limit_train_batches=3, limit_val_batches=0, num_sanity_val_steps=0,
+                         accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
+                         enable_progress_bar=False, enable_model_summary=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        trainer.fit(task, datamodule=dm)
+    trainer.save_checkpoint(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def fcn_ckpt(tmp_path_factory) -> Path:
+    """A dense (fcn) checkpoint with PCA to 6 bands."""
+    return train_checkpoint(tmp_path_factory.mktemp("fcn") / "fcn.ckpt", "fcn", pca=6)
+
+
+@pytest.fixture(scope="session")
+def cnn_ckpt(tmp_path_factory) -> Path:
+    """A patch-centre (cnn2d) checkpoint with PCA to 6 bands."""
+    return train_checkpoint(tmp_path_factory.mktemp("cnn") / "cnn.ckpt", "cnn2d", pca=6)
+
+
+@pytest.fixture(scope="session")
+def scene():
+    """The synthetic scene of the checkpoints."""
+    from hsi.scenes.synthetic import make_synthetic_scene
+
+    return make_synthetic_scene(**SCENE)
+
+
+@pytest.fixture(scope="session")
+def dm_factory():
+    """``dm_factory(**overrides)`` -> the training DataModule of the checkpoints (in memory)."""
+    return make_datamodule
