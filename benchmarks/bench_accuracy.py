@@ -59,7 +59,7 @@ def command_line(scene: str, root: str | None, model: str, split: str, seed: int
     argv = ["train", "--scene", scene]
     if root:
         argv += ["--root", root]
-    for option in SCENE_OPTIONS.get(scene, []) + list(args.scene_option):
+    for option in SCENE_OPTIONS.get(scene, []) + list(args.scene_options):
         argv += ["--scene-options", option]
     if model != DEFAULT_ROW:
         argv += ["--model", model]
@@ -80,101 +80,18 @@ def _recommended_pca(model: str, num_bands: int | None) -> int | None:
     return recommended_pca(model, num_bands)
 
 
-def run_one(argv: list[str], out: Path, direct: bool) -> dict[str, Any]:
+def run_one(argv: list[str], out: Path) -> dict[str, Any]:
     """Run one training and return its ``metrics.json`` (plus the measured wall time)."""
     started = time.perf_counter()
-    if direct:
-        run_direct(argv)
-    else:
-        from hsi.cli import main as hsi_main
+    from hsi.cli import main as hsi_main
 
-        with contextlib.redirect_stdout(io.StringIO()):  # the command's own summary table
-            code = hsi_main(argv)
-        if code not in (0, None):
-            raise RuntimeError(f"hsi {' '.join(argv)} exited with status {code}")
+    with contextlib.redirect_stdout(io.StringIO()):  # the command's own summary table
+        code = hsi_main(argv)
+    if code not in (0, None):
+        raise RuntimeError(f"hsi {' '.join(argv)} exited with status {code}")
     metrics = json.loads((out / "metrics.json").read_text())
     metrics["wall_s"] = time.perf_counter() - started
     return metrics
-
-
-def run_direct(argv: list[str]) -> None:
-    """Fallback for ``--direct``: the same run through the library, writing ``metrics.json``.
-
-    Deep models go through ``hsi.training.experiment.run_training``; ``svm``/``rf`` fit
-    :func:`hsi.classical.fit_classical` on the centre spectra of the same DataModule.
-    """
-    from hsi.training.config import TrainConfig
-
-    parser = argparse.ArgumentParser(prog="hsi train (direct)")
-    for flag in ("--scene", "--root", "--model", "--split", "--out", "--cache-dir"):
-        parser.add_argument(flag)
-    parser.add_argument("--scene-options", action="append", default=[])
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--epochs", type=int)
-    parser.add_argument("--pca", type=float)
-    parser.add_argument("--no-progress", action="store_true")
-    ns = parser.parse_args(argv[1:])
-    options = dict(item.partition("=")[::2] for item in ns.scene_option)
-    fields = dict(scene=ns.scene, root=ns.root, split=ns.split, seed=ns.seed, out=ns.out, cache_dir=ns.cache_dir,
-                  pca=ns.pca, progress=False, scene_options={k: _number(v) for k, v in options.items()})
-    if ns.epochs is not None:
-        fields["epochs"] = ns.epochs
-    from hsi.models import DEFAULT_MODEL
-
-    fields["model"] = ns.model or DEFAULT_MODEL
-    cfg = TrainConfig(**fields)
-    if cfg.model in CLASSICAL:
-        _run_classical_direct(cfg)
-    else:
-        from hsi.training.experiment import quiet_lightning, run_training
-
-        quiet_lightning(40)
-        run_training(cfg)
-
-
-def _number(text: str) -> int | float | str:
-    for cast in (int, float):
-        try:
-            return cast(text)
-        except ValueError:
-            pass
-    return text
-
-
-def _centre_spectra(dataset: Any) -> np.ndarray:
-    """``(N, C)`` centre-pixel spectra of a patch dataset (flips and turns keep the centre)."""
-    parts, p = [], dataset.patch_size // 2
-    for start in range(0, len(dataset), 4096):
-        batch = dataset.__getitems__(list(range(start, min(start + 4096, len(dataset)))))
-        parts.append(batch.patches[:, :, p, p].numpy())
-    return np.concatenate(parts).astype(np.float32)
-
-
-def _run_classical_direct(cfg: Any) -> None:
-    from hsi.training.experiment import build_datamodule
-
-    from hsi._atomic import write_bytes_atomic
-    from hsi.classical import fit_classical
-    from hsi.training.metrics import scores_from_confusion
-
-    started = time.perf_counter()
-    dm = build_datamodule(cfg)
-    dm.prepare_data()
-    dm.setup("fit")
-    train, test = dm.train_dataset, dm.test_dataset
-    train.augment = None  # no spectral jitter on the baseline's training spectra
-    model = fit_classical(cfg.model, _centre_spectra(train), train.labels, seed=cfg.seed, num_classes=dm.num_classes)
-    y_pred = model.predict(_centre_spectra(test))
-    k = dm.num_classes
-    confusion = np.bincount(test.labels * k + y_pred, minlength=k * k).reshape(k, k)
-    scores = scores_from_confusion(confusion)
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save(out / "model.npz")
-    metrics = {"oa": scores["oa"], "aa": scores["aa"], "kappa": scores["kappa"], "model": cfg.model,
-               "seed": cfg.seed, "confusion": confusion.tolist(), "params": model.params_,
-               "timing": {"total_s": time.perf_counter() - started}}
-    write_bytes_atomic(out / "metrics.json", json.dumps(metrics, default=float).encode())
 
 
 def _num_bands(scene: str, root: str | None, args: argparse.Namespace) -> int:
@@ -182,7 +99,7 @@ def _num_bands(scene: str, root: str | None, args: argparse.Namespace) -> int:
     from hsi.scenes import load_scene
 
     options: dict[str, Any] = {}
-    for item in SCENE_OPTIONS.get(scene, []) + list(args.scene_option):
+    for item in SCENE_OPTIONS.get(scene, []) + list(args.scene_options):
         key, _, value = item.partition("=")
         options[key] = float(value) if "." in value else int(value) if value.lstrip("-").isdigit() else value
     return int(load_scene(scene, root=root, **options).cube.data.shape[2])
@@ -226,13 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=None, help="--epochs of deep runs (default: the command's)")
     parser.add_argument("--scene", nargs="+", default=["synthetic", "samson"],
                         help="registry scenes (synthetic needs no files; samson is read from ../shared/data)")
-    parser.add_argument("--root", default=None, help="data root of the --scene files (see data/README.md)")
+    parser.add_argument("--root", default=None, help="data root of the --scene files (see `hsi scenes --guide`)")
     parser.add_argument("--scene-options", action="append", default=[], metavar="KEY=VALUE",
                         help="extra scene option for every run (e.g. height=72 for a smaller synthetic scene)")
     parser.add_argument("--no-random", action="store_true", help="skip the random-split comparison")
     parser.add_argument("--json", action="store_true", help="one JSON line per (scene, row)")
-    parser.add_argument("--direct", action="store_true",
-                        help="fallback: drive the library directly instead of hsi.cli (off by default)")
     args = parser.parse_args(argv)
 
     import warnings
@@ -254,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
                     for seed in args.seeds:
                         out = work / f"{scene}-{model}-{split}-{seed}"
                         cmd = command_line(scene, root, model, split, seed, args, out, work / "cache", num_bands)
-                        runs[split].append(run_one(cmd, out, args.direct))
+                        runs[split].append(run_one(cmd, out))
                 row = _row(scene, model, splits, runs, args)
                 if args.json:
                     print(json.dumps({k: v for k, v in row.items() if not k.startswith("_")}), flush=True)

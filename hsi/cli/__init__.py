@@ -86,6 +86,9 @@ def run_command(module: object, args: argparse.Namespace) -> int:
     except KeyboardInterrupt as err:
         print(f"\ninterrupted: {err}" if str(err) else "\ninterrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (`hsi inspect f | head`): nothing left to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except UsageError as err:
         print(f"error: {one_line(str(err))}", file=sys.stderr)
         return EXIT_USAGE
