@@ -37,6 +37,22 @@ class BandMismatchError(CubeFormatError):
     """The band count differs from what was expected (``expected_bands=``, a fitted transform...)."""
 
 
+class StateFormatError(HSIError, ValueError):
+    """A saved pipeline or split state is corrupt, of an unknown kind, or of an unknown version."""
+
+
+class ModelSizeError(HSIError, ValueError):
+    """A size argument (``num_bands``, ``patch_size``, a kernel...) the model cannot use."""
+
+
+class UnknownModelError(HSIError, ValueError):
+    """A model name that is not in the registry."""
+
+
+class UsageError(HSIError, ValueError):
+    """A command-line mistake found by the parser (the message is the one ``error:`` line)."""
+
+
 class ShapeMismatchError(HSIError, ValueError):
     """Two arrays that must agree in shape do not (labels vs cube, mask vs cube...)."""
 
@@ -98,6 +114,14 @@ class CheckpointError(HSIError, ValueError):
 
 class NonFiniteInputError(HSIError, ValueError):
     """NaN or infinite values would reach a model (e.g. a scene window at inference)."""
+
+
+class NonFiniteWarning(UserWarning):
+    """Training pixels with NaN or infinite values were left out of the fitted statistics."""
+
+
+class StratificationWarning(UserWarning):
+    """Some class could not be given both training and test pixels."""
 
 
 class LeakageWarning(UserWarning):

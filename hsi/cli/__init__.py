@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from hsi.errors import HSIError, OptionError
+from hsi.errors import HSIError, OptionError, UsageError
 
 __all__ = ["COMMANDS", "CommandParser", "main"]
 
@@ -31,10 +31,6 @@ COMMANDS = {
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-
-
-class UsageError(Exception):
-    """A command-line mistake found by the parser (carries the one-line message)."""
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -14,13 +14,9 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from hsi.errors import HSIError, ShapeMismatchError
+from hsi.errors import ModelSizeError, ShapeMismatchError  # noqa: F401 - ModelSizeError re-exported
 
 __all__ = ["ModelSizeError", "PatchClassifier", "check_size", "conv_out_size"]
-
-
-class ModelSizeError(HSIError, ValueError):
-    """A size argument (``num_bands``, ``patch_size``, a kernel...) the model cannot use."""
 
 
 def check_size(model: str, argument: str, value: object, minimum: int, why: str = "") -> int:

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from torch import nn
 
-from hsi.errors import HSIError
+from hsi.errors import UnknownModelError  # noqa: F401 - re-exported
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -32,10 +32,6 @@ DEFAULT_MODEL = "ssnet"
 _REGISTRY: dict[str, type[nn.Module]] = {}
 
 _ModelT = TypeVar("_ModelT", bound=type[nn.Module])
-
-
-class UnknownModelError(HSIError, ValueError):
-    """A model name that is not in the registry."""
 
 
 def register_model(name: str) -> Callable[[_ModelT], _ModelT]:

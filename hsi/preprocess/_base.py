@@ -12,7 +12,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from hsi.errors import BandMismatchError, HSIError, NotFittedError, ShapeMismatchError, SplitError
+from hsi.errors import (  # noqa: F401 - NonFiniteWarning, StateFormatError are re-exported here
+    BandMismatchError,
+    NonFiniteWarning,
+    NotFittedError,
+    ShapeMismatchError,
+    SplitError,
+    StateFormatError,
+)
 
 __all__ = [
     "BandTransformer",
@@ -20,14 +27,6 @@ __all__ = [
     "StateFormatError",
     "training_pixels",
 ]
-
-
-class NonFiniteWarning(UserWarning):
-    """Training pixels with NaN or infinite values were left out of the fitted statistics."""
-
-
-class StateFormatError(HSIError, ValueError):
-    """A saved pipeline or split state is corrupt, of an unknown kind, or of an unknown version."""
 
 
 def _as_mask(mask: Any, expected_shape: tuple[int, ...], what: str) -> np.ndarray:

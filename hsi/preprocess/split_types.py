@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hsi.errors import ShapeMismatchError, SplitError
+from hsi.errors import ShapeMismatchError, SplitError, StratificationWarning  # noqa: F401 - re-exported
 from hsi.preprocess._base import StateFormatError
 
 __all__ = ["COLUMNS", "Split", "SplitCounts", "StratificationWarning", "labels_digest"]
@@ -24,10 +24,6 @@ __all__ = ["COLUMNS", "Split", "SplitCounts", "StratificationWarning", "labels_d
 COLUMNS: tuple[str, ...] = ("train", "val", "test", "buffer")
 _FORMAT = "hsi.preprocess.Split"
 _FORMAT_VERSION = 1
-
-
-class StratificationWarning(UserWarning):
-    """Some class could not be given both training and test pixels."""
 
 
 @dataclass
