@@ -1,20 +1,53 @@
-"""The ``HSIDataModule`` checkpoint state: what ``state_dict`` writes and ``load_state_dict`` accepts.
+"""Checkpoints: reading one, and the ``HSIDataModule`` state that ``state_dict`` writes into it.
 
 The state is JSON only: scene name, class names, palette, label mapping, wavelengths, band
 counts, image shape, patch size, padding, and the split and fitted pipeline, so a
-checkpoint reproduces the data without refitting anything.
+checkpoint reproduces the data without refitting anything. :func:`read_checkpoint` is the
+one reader of checkpoint files (resume, inference, ``HSICLI``, evaluation): tensors and
+plain values only (``weights_only=True``), so loading a file runs none of its code.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
-__all__ = ["STATE_FORMAT", "STATE_VERSION", "check_state", "make_state"]
+from hsi.errors import CheckpointError
+
+__all__ = ["STATE_FORMAT", "STATE_VERSION", "check_state", "make_state", "read_checkpoint"]
 
 STATE_FORMAT = "hsi.data.HSIDataModule"
 STATE_VERSION = 1
 #: keys of the state that ``load_state_dict`` needs
 _REQUIRED = ("split", "pipeline", "patch_size", "padding", "class_names")
+
+
+def read_checkpoint(path: str | Path, option: str = "checkpoint") -> dict[str, Any]:
+    """The contents of the Lightning checkpoint at ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The checkpoint file.
+    option : str
+        The option that named it, for the error message (``resume``, ``checkpoint``).
+
+    Raises
+    ------
+    CheckpointError
+        No such file, or a file that is not a readable checkpoint (truncated, foreign).
+    """
+    import torch
+
+    if not Path(path).is_file():
+        raise CheckpointError(f"{option}: {str(path)!r}: no such checkpoint file")
+    try:
+        ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # a truncated or foreign file
+        raise CheckpointError(f"{option}: {str(path)!r} is not a readable Lightning checkpoint ({err})") from err
+    if not isinstance(ckpt, dict):
+        raise CheckpointError(f"{option}: {str(path)!r} holds a {type(ckpt).__name__}, not a Lightning checkpoint")
+    return ckpt
 
 
 def make_state(

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hsi.errors import BandMismatchError, CheckpointError, DatasetNotFoundError, WavelengthError
+from hsi.errors import BandMismatchError, CheckpointError, WavelengthError
 
 __all__ = ["InferenceModel", "check_cube", "load_checkpoint"]
 
@@ -102,21 +102,20 @@ def load_checkpoint(path: str | Path) -> InferenceModel:
 
     Raises
     ------
-    DatasetNotFoundError
-        The file does not exist.
     CheckpointError
-        The checkpoint lacks the ``HSIDataModule`` state (not written by ``hsi`` training).
+        No such file, not a checkpoint, or one without the ``HSIDataModule`` state (not written
+        by ``hsi`` training).
     """
     from hsi.preprocess import Pipeline
     from hsi.training import HSIClassifier
 
+    from hsi.data.checkpoint import read_checkpoint
+
     path = Path(path)
-    if not path.is_file():
-        raise DatasetNotFoundError(f"checkpoint {path}: no such file")
-    raw = torch.load(path, map_location="cpu", weights_only=True)
-    state = raw.get("HSIDataModule") if isinstance(raw, dict) else None
+    raw = read_checkpoint(path, "checkpoint")
+    state = raw.get("HSIDataModule")
     if not isinstance(state, dict) or "pipeline" not in state:
-        keys = sorted(raw) if isinstance(raw, dict) else type(raw).__name__
+        keys = sorted(raw)
         raise CheckpointError(
             f"checkpoint {path}: no 'HSIDataModule' state with a fitted pipeline (found keys {keys}); "
             "use a checkpoint written by hsi training (best.ckpt / last.ckpt)"

@@ -71,7 +71,8 @@ def _fit_and_report(out: Path, settings: Any, datamodule: HSIDataModule, name: s
     X_test, y_test, coords = centre_spectra(datamodule, "test")
     probs = model.predict_proba(X_test).astype(np.float32)
     evaluation = Evaluation(coords=coords, y_true=y_test, y_pred=probs.argmax(axis=1), probs=probs, best_epoch=None,
-                            checkpoint=str(Path(model_path).resolve()), seconds=time.perf_counter() - test_started)
+                            checkpoint=str(Path(model_path).resolve()), seconds=time.perf_counter() - test_started,
+                            hparams=dict(settings.model))
     metrics = base_metrics(datamodule, evaluation, name)
     metrics.update({
         "seed": settings.run.seed,
@@ -79,7 +80,7 @@ def _fit_and_report(out: Path, settings: Any, datamodule: HSIDataModule, name: s
         "timing": {"fit_s": round(fit_seconds, 3), "test_s": round(evaluation.seconds, 3),
                    "total_s": round(time.perf_counter() - started, 3)},
         "config": {"data": {k: list(v) if isinstance(v, tuple) else v for k, v in dict(datamodule.hparams).items()},
-                   "model": dict(settings.model), "run": settings.run.to_dict(), "resumed_from": None},
+                   "model": evaluation.hparams, "run": settings.run.to_dict(), "resumed_from": None},
     })
     return finish(out, metrics, datamodule, evaluation)
 

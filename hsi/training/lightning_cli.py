@@ -20,10 +20,10 @@ import inspect
 from pathlib import Path
 from typing import Any
 
-import torch
 from lightning.pytorch.cli import LightningCLI
 
 from hsi.data import HSIDataModule
+from hsi.data.checkpoint import read_checkpoint
 from hsi.training.task import HSIClassifier
 
 __all__ = ["HSICLI", "main"]
@@ -46,7 +46,7 @@ class HSICLI(LightningCLI):
         ckpt_path = config.get("ckpt_path")
         if not ckpt_path or not Path(str(ckpt_path)).is_file():
             return
-        saved = torch.load(ckpt_path, map_location="cpu", weights_only=True).get("datamodule_hyper_parameters") or {}
+        saved = read_checkpoint(ckpt_path, "ckpt_path").get("datamodule_hyper_parameters") or {}
         defaults = {k: p.default for k, p in inspect.signature(HSIDataModule.__init__).parameters.items()}
         data = config["data"]
         for key, value in saved.items():

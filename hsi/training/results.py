@@ -20,6 +20,7 @@ import torch
 
 import hsi
 from hsi.data import HSIDataModule
+from hsi.data.checkpoint import read_checkpoint
 from hsi.training.metrics import scores_from_confusion
 from hsi.training.report import (
     format_summary,
@@ -50,6 +51,8 @@ class Evaluation:
         Epoch of the chosen checkpoint.
     checkpoint : str
         Path of the chosen model.
+    hparams : dict
+        The chosen model's arguments (as ``metrics.json`` records them).
     seconds : float
         Time the evaluation took.
     """
@@ -61,12 +64,13 @@ class Evaluation:
     best_epoch: int | None
     checkpoint: str
     seconds: float
+    hparams: dict[str, Any]
 
 
 def evaluate(best_path: str, datamodule: HSIDataModule, accelerator: str) -> Evaluation:
     """Predict the test pixels with the checkpoint at ``best_path``, in this process alone."""
     started = time.perf_counter()
-    ckpt = torch.load(best_path, map_location="cpu", weights_only=False)
+    epoch = read_checkpoint(best_path).get("epoch")
     best = HSIClassifier.load_from_checkpoint(best_path, weights_only=False)
     trainer = L.Trainer(accelerator=accelerator, devices=1, logger=False, enable_progress_bar=False,
                         enable_model_summary=False, deterministic=True)
@@ -75,8 +79,8 @@ def evaluate(best_path: str, datamodule: HSIDataModule, accelerator: str) -> Eva
     dataset = datamodule.predict_dataset
     return Evaluation(
         coords=np.asarray(dataset.coords), y_true=np.asarray(dataset.labels), y_pred=probs.argmax(axis=1),
-        probs=probs.astype(np.float32), best_epoch=int(ckpt.get("epoch", -1)), checkpoint=str(Path(best_path).resolve()),
-        seconds=time.perf_counter() - started,
+        probs=probs.astype(np.float32), best_epoch=None if epoch is None else int(epoch),
+        checkpoint=str(Path(best_path).resolve()), seconds=time.perf_counter() - started, hparams=dict(best.hparams),
     )
 
 
@@ -150,7 +154,7 @@ def finish(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, evalua
 def write_reports(out: Path, settings: Any, datamodule: HSIDataModule, trainer: L.Trainer, best_cb: Any,
                   evaluation: Evaluation, timing: dict[str, float]) -> dict[str, Any]:
     """Every report of a deep run; returns the metrics (plus the printed summary)."""
-    task_hparams = dict(HSIClassifier.load_from_checkpoint(evaluation.checkpoint, weights_only=False).hparams)
+    task_hparams = evaluation.hparams
     metrics = base_metrics(datamodule, evaluation, str(task_hparams["model"]))
     start_epoch = settings.resume.epoch + 1 if settings.resume is not None else 0
     metrics.update({

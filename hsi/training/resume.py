@@ -11,11 +11,9 @@ batch size, devices, out, ...) are applied and so recorded in ``metrics.json``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import torch
-
+from hsi.data.checkpoint import read_checkpoint
 from hsi.errors import CheckpointError
 
 __all__ = ["DATA_FIXED", "MODEL_FIXED", "ResumeState", "load_resume_state", "reconcile"]
@@ -45,13 +43,8 @@ class ResumeState:
 
 def load_resume_state(path: str) -> ResumeState:
     """Read the settings of a checkpoint (:class:`CheckpointError` if it is missing or not one of ours)."""
-    if not Path(path).is_file():
-        raise CheckpointError(f"resume: {path!r}: checkpoint not found")
-    try:
-        ckpt = torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:  # a truncated or foreign file
-        raise CheckpointError(f"resume: {path!r} is not a readable Lightning checkpoint ({err})") from err
-    if not isinstance(ckpt, dict) or "hyper_parameters" not in ckpt or "datamodule_hyper_parameters" not in ckpt:
+    ckpt = read_checkpoint(path, "resume")
+    if "hyper_parameters" not in ckpt or "datamodule_hyper_parameters" not in ckpt:
         raise CheckpointError(f"resume: {path!r} was not written by an hsi training run (no model/data settings in it)")
     return ResumeState(
         path=str(path),
