@@ -59,8 +59,12 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
     return (HSIError, ValueError, OSError, MisconfigurationException)
 
 
-def build_parser() -> CommandParser:
-    """The ``hsi`` parser with one subparser per command."""
+def build_parser(command: str | None = None) -> CommandParser:
+    """The ``hsi`` parser with one subparser per command; only ``command``'s gets its options.
+
+    Options are generated from the classes that define them, which imports those classes
+    (Lightning among them): ``hsi inspect`` should not pay for ``hsi train``'s options.
+    """
     import hsi
 
     parser = CommandParser(prog="hsi", description="Deep learning on hyperspectral scenes, leakage-free.")
@@ -68,9 +72,10 @@ def build_parser() -> CommandParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CommandParser)
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
-        command = sub.add_parser(name, help=module.HELP, description=module.__doc__.split("\n\n")[0])
-        module.add_arguments(command)
-        command.set_defaults(_module=module)
+        subparser = sub.add_parser(name, help=module.HELP, description=module.__doc__.split("\n\n")[0])
+        if name == command:
+            module.add_arguments(subparser)
+        subparser.set_defaults(_module=module)
     return parser
 
 
@@ -98,7 +103,7 @@ def run_command(module: object, args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``hsi`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(next((a for a in argv if not a.startswith("-")), None))
     try:
         args = parser.parse_args(argv)
     except UsageError as err:
