@@ -203,6 +203,7 @@ class HSIDataModule(pl.LightningDataModule):
             test_labels_key=test_labels_key,
         )
         self._override: dict[str, Any] | None = None  # split/pipeline from load_state_dict
+        self._expected_classes: list[str] | None = None  # class names of a loaded state
         self._entry: CacheEntry | None = None
         self._datasets: dict[str, HSIPatchDataset] = {}
         self._stages: set[str] = set()
@@ -256,7 +257,14 @@ class HSIDataModule(pl.LightningDataModule):
 
     def _ensure_entry(self) -> CacheEntry:
         if self._entry is None:
-            self._entry = self._resolve()
+            entry = self._resolve()
+            found = list(entry.state["scene"]["class_names"])
+            if self._expected_classes is not None and found != self._expected_classes:
+                raise ValueError(
+                    f"HSIDataModule.load_state_dict: the checkpoint's classes {self._expected_classes} differ from "
+                    f"the scene's {found}"
+                )
+            self._entry = entry
             self._split_obj = self._pipeline_obj = None
             self._device_cubes.clear()
         return self._entry
@@ -468,17 +476,11 @@ class HSIDataModule(pl.LightningDataModule):
             logger.warning("patch_size %s from the loaded state overrides the argument patch_size=%s",
                            state_dict["patch_size"], self.hparams.patch_size)
         self._override = json_roundtrip({k: state_dict[k] for k in ("split", "pipeline", "patch_size", "padding")})
-        expected_classes = list(state_dict["class_names"])
+        self._expected_classes = list(state_dict["class_names"])  # checked whenever the cache is opened
         had = self._entry is not None
         self._entry = None
         self._datasets.clear()
         if had:
-            self._ensure_entry()
             for stage in sorted(self._stages):
                 self.setup(None if stage == "all" else stage)
-        if had and self.class_names != expected_classes:
-            raise ValueError(
-                f"HSIDataModule.load_state_dict: the checkpoint's classes {expected_classes} differ from the "
-                f"scene's {self.class_names}"
-            )
 

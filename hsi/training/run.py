@@ -230,9 +230,7 @@ def _train_in(out: Path, settings: Settings, datamodule: HSIDataModule, task: HS
     run = settings.run
     L.seed_everything(run.seed, workers=True, verbose=False)
     datamodule.prepare_data()
-    datamodule.setup("fit")
-    if settings.resume is not None:
-        check_resumed_data(settings.resume, datamodule)
+    datamodule.setup("fit")  # a resumed run's scene is checked against the checkpoint's split and classes here
     trainer, best, last = make_trainer(run, out)
     fit_seconds = _fit(trainer, task, datamodule, run.resume, out / "last.ckpt")
     leave_process_group()  # evaluation below runs in rank 0 alone
@@ -242,17 +240,3 @@ def _train_in(out: Path, settings: Settings, datamodule: HSIDataModule, task: HS
     evaluation = evaluate(best_path, datamodule, run.accelerator)
     return write_reports(out, settings, datamodule, trainer, best, evaluation,
                          timing={"fit_s": fit_seconds, "started": started})
-
-
-def check_resumed_data(state: ResumeState, datamodule: HSIDataModule) -> None:
-    """The scene a run resumes on must have the checkpoint's size and classes."""
-    from hsi.errors import CheckpointError
-
-    saved = state.datamodule_state or {}
-    for key, have in (("image_shape", list(datamodule.image_shape)), ("class_names", list(datamodule.class_names)),
-                      ("num_bands", datamodule.num_bands)):
-        trained = saved.get(key, have)
-        if (list(trained) if isinstance(trained, (list, tuple)) else trained) != have:
-            raise CheckpointError(
-                f"resume: the scene has {key}={have!r}, but {state.path} was trained on {key}={saved[key]!r}"
-            )

@@ -217,3 +217,12 @@ def test_loading_a_state_from_another_scene_fails(make_dm):
         other.setup("fit")
     with pytest.raises(ValueError, match="format"):
         other.load_state_dict({"split": {}})
+
+
+def test_a_state_with_other_classes_is_refused_even_when_loaded_before_setup(make_dm):
+    state = make_dm().state_dict()
+    renamed = {**state, "class_names": [f"other_{n}" for n in state["class_names"]]}
+    fresh = make_dm()
+    fresh.load_state_dict(renamed)  # before setup, as a resumed run does it
+    with pytest.raises(ValueError, match="the checkpoint's classes .* differ from the scene's"):
+        fresh.setup("fit")
