@@ -113,14 +113,10 @@ class HSIClassifier(L.LightningModule):
     def setup(self, stage: str) -> None:
         """Take the data shape from the DataModule and the schedule length from the trainer, then build the net."""
         datamodule = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
-        given = {
-            "num_bands": lambda: datamodule.num_bands,
-            "num_classes": lambda: datamodule.num_classes,
-            "patch_size": lambda: datamodule.patch_size,
-            "class_names": lambda: list(datamodule.class_names),
-        }
-        filled = {key: given[key]() for key in DATA_SHAPE_KEYS
+        filled = {key: getattr(datamodule, key) for key in DATA_SHAPE_KEYS
                   if self.hparams[key] is None and datamodule is not None and hasattr(datamodule, key)}
+        if "class_names" in filled:
+            filled["class_names"] = list(filled["class_names"])
         if self.hparams.max_epochs is None and self._trainer is not None and self.trainer.max_epochs not in (None, -1):
             filled["max_epochs"] = int(self.trainer.max_epochs)
         if filled:  # recorded as hyperparameters, so the checkpoint rebuilds the net by itself
