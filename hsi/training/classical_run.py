@@ -17,7 +17,7 @@ import numpy as np
 
 from hsi.data import HSIDataModule
 from hsi.training.report import write_json_atomic
-from hsi.training.results import Evaluation, base_metrics, finish
+from hsi.training.results import Evaluation, base_metrics, finish, jsonable
 
 __all__ = ["CLASSICAL_RUN_FORMAT", "centre_spectra", "run_classical"]
 
@@ -79,7 +79,7 @@ def _fit_and_report(out: Path, settings: Any, datamodule: HSIDataModule, name: s
         "model_params": model.params_,
         "timing": {"fit_s": round(fit_seconds, 3), "test_s": round(evaluation.seconds, 3),
                    "total_s": round(time.perf_counter() - started, 3)},
-        "config": {"data": {k: list(v) if isinstance(v, tuple) else v for k, v in dict(datamodule.hparams).items()},
+        "config": {"data": jsonable(dict(datamodule.hparams)),
                    "model": evaluation.hparams, "run": settings.run.to_dict(), "resumed_from": None},
     })
     return finish(out, metrics, datamodule, evaluation)
@@ -92,7 +92,6 @@ def _write_run_file(path: Path, datamodule: HSIDataModule, name: str) -> None:
         "format_version": 1,
         "model": name,
         "model_file": "model.npz",
-        "datamodule_hyper_parameters": {k: list(v) if isinstance(v, tuple) else v
-                                        for k, v in dict(datamodule.hparams).items()},
+        "datamodule_hyper_parameters": jsonable(dict(datamodule.hparams)),
         "HSIDataModule": datamodule.state_dict(),
     })

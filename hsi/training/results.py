@@ -32,7 +32,7 @@ from hsi.training.report import (
 )
 from hsi.training.task import HSIClassifier
 
-__all__ = ["Evaluation", "evaluate", "score", "write_predictions", "write_reports", "split_summary"]
+__all__ = ["Evaluation", "evaluate", "jsonable", "score", "write_predictions", "write_reports", "split_summary"]
 
 
 @dataclass
@@ -165,14 +165,12 @@ def write_reports(out: Path, settings: Any, datamodule: HSIDataModule, trainer: 
         "best_val_oa": float(best_cb.best_model_score) if best_cb.best_model_score is not None else None,
         "timing": {"fit_s": round(timing["fit_s"], 3), "test_s": round(evaluation.seconds, 3),
                    "total_s": round(time.perf_counter() - timing["started"], 3)},
-        "config": {"data": _jsonable(dict(datamodule.hparams)), "model": _jsonable(task_hparams),
+        "config": {"data": jsonable(dict(datamodule.hparams)), "model": jsonable(task_hparams),
                    "run": settings.run.to_dict(), "resumed_from": settings.resume.path if settings.resume else None},
     })
     return finish(out, metrics, datamodule, evaluation)
 
 
-def _jsonable(d: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for k, v in d.items():
-        out[k] = list(v) if isinstance(v, tuple) else v
-    return out
+def jsonable(d: dict[str, Any]) -> dict[str, Any]:
+    """``d`` with tuples as lists, as JSON writes them (settings recorded in reports)."""
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
