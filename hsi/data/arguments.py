@@ -11,13 +11,10 @@ from __future__ import annotations
 import typing
 from typing import Any
 
+from hsi._checks import check_int, is_int
 from hsi.errors import OptionError
 
 __all__ = ["check_arguments"]
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_choice(name: str, value: Any, annotation: Any) -> None:
@@ -33,22 +30,21 @@ def _check_choice(name: str, value: Any, annotation: Any) -> None:
 
 def _check_counts(h: dict[str, Any]) -> None:
     p = h["patch_size"]
-    if not _is_int(p) or p < 1 or p % 2 == 0:
+    if not is_int(p) or p < 1 or p % 2 == 0:
         raise OptionError("patch_size", p, "an odd integer >= 1 (the patch is centred on its pixel)")
     for name, low in (("batch_size", 1), ("block_size", 1), ("num_workers", 0), ("seed", 0)):
-        if not _is_int(h[name]) or h[name] < low:
-            raise OptionError(name, h[name], f"an integer >= {low}")
+        check_int(name, h[name], low)
     for name in ("buffer", "split_seed"):
-        if h[name] is not None and (not _is_int(h[name]) or h[name] < 0):
+        if h[name] is not None and (not is_int(h[name]) or h[name] < 0):
             raise OptionError(name, h[name], "an integer >= 0, or none")
-    if h["remove_bands"] is not None and not all(_is_int(b) and b >= 0 for b in h["remove_bands"]):
+    if h["remove_bands"] is not None and not all(is_int(b) and b >= 0 for b in h["remove_bands"]):
         raise OptionError("remove_bands", h["remove_bands"], "a list of band indices >= 0")
 
 
 def _check_pca(pca: Any) -> None:
     if pca is None:
         return
-    if _is_int(pca):
+    if is_int(pca):
         if pca < 1:
             raise OptionError("pca", pca, "a number of components >= 1, a variance fraction in (0, 1), or none")
     elif isinstance(pca, float):

@@ -10,18 +10,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+from hsi._checks import check_int
 from hsi.errors import OptionError
 
 __all__ = ["BLEND_MODES", "InferOptions"]
 
 #: weight windows accepted by ``blend``
 BLEND_MODES = ("gaussian", "hann", "mean")
-
-
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise OptionError(name, value, f"an integer >= {minimum}")
-    return value
 
 
 @dataclass(frozen=True)
@@ -83,14 +78,14 @@ class InferOptions:
     overwrite: bool = False
 
     def __post_init__(self) -> None:
-        _check_int("tile", self.tile, 1)
-        _check_int("overlap", self.overlap, 0)
+        check_int("tile", self.tile, 1)
+        check_int("overlap", self.overlap, 0)
         if self.overlap >= self.tile:
             raise OptionError("overlap", self.overlap, f"an integer in [0, tile) with tile={self.tile}")
         if self.blend not in BLEND_MODES:
             raise OptionError("blend", self.blend, f"one of {', '.join(BLEND_MODES)}")
-        _check_int("batch_size", self.batch_size, 1)
-        _check_int("devices", self.devices, 1)
+        check_int("batch_size", self.batch_size, 1)
+        check_int("devices", self.devices, 1)
         if self.strategy not in ("auto", "ddp"):
             raise OptionError("strategy", self.strategy, "one of auto, ddp")
         if self.devices > 1 and self.strategy != "ddp":

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from hsi._checks import check_int, is_int
 from hsi.errors import OptionError
 
 __all__ = ["RunOptions", "parse_devices"]
@@ -18,7 +19,7 @@ __all__ = ["RunOptions", "parse_devices"]
 
 def parse_devices(value: str | int | list[int]) -> int | str | list[int]:
     """Lightning's ``devices`` from text: ``"auto"``, a count (``"2"``) or a comma list of ids (``"0,1"``)."""
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_int(value):
         if value < 1:
             raise OptionError("devices", value, "a number of devices >= 1, a comma list of device ids, or auto")
         return value
@@ -80,13 +81,11 @@ class RunOptions:
     progress: bool = True
 
     def __post_init__(self) -> None:
-        if not _is_int(self.epochs) or self.epochs < 1:
-            raise OptionError("epochs", self.epochs, "an integer >= 1")
-        if not _is_int(self.patience) or self.patience < 0:
-            raise OptionError("patience", self.patience, "an integer >= 0")
-        if self.threads is not None and (not _is_int(self.threads) or self.threads < 1):
+        check_int("epochs", self.epochs, 1)
+        check_int("patience", self.patience, 0)
+        if self.threads is not None and (not is_int(self.threads) or self.threads < 1):
             raise OptionError("threads", self.threads, "an integer >= 1, or none (torch's choice)")
-        if not _is_int(self.seed) or not 0 <= self.seed < 2**32:
+        if not is_int(self.seed) or not 0 <= self.seed < 2**32:
             raise OptionError("seed", self.seed, "an integer from 0 to 2**32 - 1")
         parse_devices(self.devices)
 
@@ -98,7 +97,3 @@ class RunOptions:
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-able dict."""
         return asdict(self)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

@@ -19,6 +19,7 @@ import torch
 import torch.nn.functional as F
 from torchmetrics.classification import MulticlassConfusionMatrix
 
+from hsi._checks import is_int
 from hsi.errors import NonFiniteLossError, OptionError
 from hsi.models import DEFAULT_MODEL, build_model, list_models
 from hsi.training.metrics import scores_from_confusion
@@ -259,7 +260,7 @@ def check_task_arguments(h: dict[str, Any]) -> None:
         raise OptionError("model", h["model"], "one of " + ", ".join(list_models()))
     for name in ("num_bands", "num_classes", "patch_size", "max_epochs"):
         value = h[name]
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        if value is not None and (not is_int(value) or value < 1):
             raise OptionError(name, value, "an integer >= 1, or None (from the DataModule / trainer)")
     if not isinstance(h["lr"], (int, float)) or not h["lr"] > 0 or not math.isfinite(h["lr"]):
         raise OptionError("lr", h["lr"], "a number > 0")
