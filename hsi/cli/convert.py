@@ -17,6 +17,8 @@ import sys
 import time
 from pathlib import Path
 
+from hsi.io.layout import LAYOUTS
+
 HELP = "convert a cube (and labels) to chunked HDF5 or .npy + meta.json, verified against the source"
 
 #: inputs larger than this (bytes) get a progress bar on stderr
@@ -49,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--labels", dest="labels_path", default=None, help="label map file to store with the cube")
     parser.add_argument("--key", default=None, help="cube variable / dataset in INPUT (default: discovered)")
     parser.add_argument("--labels-key", default=None, help="label variable / dataset (default: discovered)")
-    parser.add_argument("--layout", default=None, choices=["HWC", "CHW", "WHC", "HCW", "CWH", "WCH"],
+    parser.add_argument("--layout", default=None, choices=LAYOUTS,
                         help="axis order of the stored input array (default: detected)")
     parser.add_argument("--compression", default=None, choices=["gzip", "lzf"], help="HDF5 chunk compression")
     parser.add_argument("--chunks", type=_chunks, default=None,

@@ -60,9 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def make_datamodule(args: argparse.Namespace):
     """The :class:`HSIDataModule` of the parsed data options over those of ``--config`` (defaults elsewhere)."""
-    from hsi.data import HSIDataModule
-
     from hsi.cli.train import read_config
+    from hsi.data import HSIDataModule
 
     specs = {s.name: s for s in _data_specs()}
     given = {name: getattr(args, name) for name in specs if hasattr(args, name)}

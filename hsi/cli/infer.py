@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from hsi.cli.options import add_options, option_specs
+from hsi.io.layout import LAYOUTS
 
 HELP = "classify every pixel of a scene with a checkpoint; writes maps, ENVI file, metrics"
 
@@ -44,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--cube", help="cube file (.mat, .h5, ENVI .hdr, .npy); read window by window")
     source.add_argument("--root", default=None, help="folder of the registry scene's files")
     source.add_argument("--cube-key", default=None, help="variable or dataset name of the cube (default: discovered)")
-    source.add_argument("--layout", default=None, choices=["HWC", "CHW", "WHC", "HCW", "CWH", "WCH"],
+    source.add_argument("--layout", default=None, choices=LAYOUTS,
                         help="axis order of the stored cube (default: decided from wavelengths and shape)")
     source.add_argument("--labels", default=None, help="ground-truth map for metrics and --mask-unlabeled")
     source.add_argument("--labels-key", default=None, help="variable or dataset name of --labels")

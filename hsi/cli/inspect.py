@@ -13,6 +13,8 @@ import sys
 
 import numpy as np
 
+from hsi.io.layout import LAYOUTS
+
 HELP = "describe a cube or label map file (keys, shape, layout, wavelengths, NaNs, ranges)"
 
 
@@ -20,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``FILE [--key K] [--layout L]``."""
     parser.add_argument("file", help=".mat, .h5/.hdf5, ENVI .hdr (or its binary), ERDAS .lan/.gis")
     parser.add_argument("--key", default=None, help="MATLAB variable or HDF5 dataset to read (default: discovered)")
-    parser.add_argument("--layout", default=None, choices=["HWC", "CHW", "WHC", "HCW", "CWH", "WCH"],
+    parser.add_argument("--layout", default=None, choices=LAYOUTS,
                         help="axis order of the stored array (default: decided from wavelengths and shape)")
 
 

@@ -123,9 +123,8 @@ def make_config(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     """Train, then print the per-class table and where the outputs are."""
-    from hsi.training.run import quiet_lightning, run_training
-
     from hsi.errors import DatasetNotFoundError
+    from hsi.training.run import quiet_lightning, run_training
 
     cfg = make_config(args)
     quiet_lightning()

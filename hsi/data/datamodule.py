@@ -58,6 +58,7 @@ from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, gather_index_batc
 from hsi.data.loader import HSIDataLoader
 from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
 from hsi.data.scene_source import SourceSpec
+from hsi.io.layout import Layout
 
 if TYPE_CHECKING:
     from hsi.preprocess import Pipeline, Split
@@ -88,7 +89,7 @@ class HSIDataModule(pl.LightningDataModule):
         Variable or dataset name of the cube inside its file (None: discovered).
     labels_key : str | None
         Variable or dataset name of the labels inside their file (None: discovered).
-    layout : Literal["HWC", "CHW", "WHC", "HCW", "CWH", "WCH"] | None
+    layout : Layout | None
         Axis order of the stored cube array (None: decided from the wavelengths and the shape).
     scene_options : dict[str, Any] | None
         Options of the scene loader, e.g. purity=0.8 for unmixing scenes, height=48 width=48 bands=20 seed=1
@@ -159,7 +160,7 @@ class HSIDataModule(pl.LightningDataModule):
         labels_path: str | None = None,
         cube_key: str | None = None,
         labels_key: str | None = None,
-        layout: Literal["HWC", "CHW", "WHC", "HCW", "CWH", "WCH"] | None = None,
+        layout: Layout | None = None,
         scene_options: dict[str, Any] | None = None,
         scaling: Literal["minmax", "standardize"] | None = "minmax",
         pca: int | float | None = None,

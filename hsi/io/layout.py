@@ -7,7 +7,9 @@ band-first (PyTorch / BSQ) array, ``"WHC"`` a transposed image, and so on.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
+from typing import Literal
 
 from hsi.errors import LayoutError
 
@@ -16,6 +18,10 @@ from hsi.errors import LayoutError
 CLEAR_MARGIN = 0.5
 
 _VALID = frozenset("HWC")
+
+Layout = Literal["HWC", "CHW", "WHC", "HCW", "CWH", "WCH"]
+"""An axis order of a stored cube: a permutation of H (rows), W (columns) and C (bands)."""
+LAYOUTS: tuple[str, ...] = typing.get_args(Layout)
 
 
 def parse_layout(layout: str, ndim: int = 3, source: str = "") -> str:
