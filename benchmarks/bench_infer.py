@@ -2,7 +2,8 @@
 
 A synthetic ``H x W x C`` float32 cube (default 2048 x 2048 x 200, 3.2 GB) is written once
 into a temporary folder as chunked HDF5 (chunks 64 x 64 x C) and as ``.npy``. For a
-patch-centre model (spectral1d, patch 11, by default: the cheapest forward pass, so windowing costs show most) and for ``fcn``, with untrained weights and
+patch-centre model (spectral1d by default, at the patch size ``hsi train`` gives it: 1, the
+pixel it reads; other models at 11) and for ``fcn``, with untrained weights and
 a min-max pipeline fitted on the first rows (throughput does not depend on the weights),
 each (model, source) runs in a fresh child process that:
 
@@ -10,14 +11,17 @@ each (model, source) runs in a fresh child process that:
    preprocessing, windowing, forward passes, blending, writing maps, PNGs and ENVI file);
 2. times the network's forward pass alone on the same number of pixels, on inputs already
    in memory (batches of ``P x P`` windows for the patch model, non-overlapping tiles plus
-   their margin for fcn), once before and once after step 1, and takes the mean (the
+   their margin for fcn) in the memory format the pipeline feeds (channels-last inputs and
+   2-D convolution weights), once before and once after step 1, and takes the mean (the
    speed of a shared machine drifts between minutes);
-3. reports the peak resident memory of step 1 (``resource.getrusage``: the whole process, torch
-   included; ``VmHWM`` from ``/proc/self/status`` beside it as a cross-check). The cube is
-   written by a separate child, because Linux hands a parent's peak RSS down to the
+3. reports the peak resident memory of the whole process (torch included) during step 1:
+   ``VmHWM`` of ``/proc/self/status`` after resetting it just before (``5`` written to
+   ``/proc/self/clear_refs``), so the set-up (building the model and fitting its pipeline)
+   does not count; ``resource.getrusage``'s lifetime peak is printed beside it. The cube
+   is written by a separate child, because Linux hands a parent's peak RSS down to the
    children it forks.
 
-``pipeline / forward`` is the share of forward-only speed the pipeline keeps: what reading,
+Library imports (torch, matplotlib, Lightning) happen before anything is timed. ``pipeline / forward`` is the share of forward-only speed the pipeline keeps: what reading,
 windowing and stitching cost shows as the gap to 100 %. Targets: peak RSS <= 1 GB for the
 3.2 GB cube; pipeline >= 80 % of forward-only speed.
 
@@ -38,7 +42,14 @@ from pathlib import Path
 
 import numpy as np
 
-PATCH = 11
+PATCH = 11  # the DataModule's default patch size
+
+
+def train_patch_size(name: str) -> int:
+    """The patch size of a checkpoint from ``hsi train --model name`` (registry recommendation or 11)."""
+    from hsi.models import recommended_patch_size
+
+    return recommended_patch_size(name) or PATCH
 
 
 def build_cube(folder: Path, height: int, width: int, bands: int, seed: int = 0) -> dict[str, Path]:
@@ -66,7 +77,7 @@ def build_cube(folder: Path, height: int, width: int, bands: int, seed: int = 0)
 
 
 def make_model(name: str, cube_path: Path, bands: int):
-    """An untrained network with a min-max pipeline fitted on the first 64 rows."""
+    """An untrained network with a min-max pipeline fitted on the first 8 rows."""
     import torch
 
     from hsi.infer import InferenceModel
@@ -78,11 +89,12 @@ def make_model(name: str, cube_path: Path, bands: int):
     torch.manual_seed(0)
     k = 16
     src = open_scene_source(cube_path)
-    sample = src.read_window(slice(0, 64), slice(None))
+    sample = src.read_window(slice(0, 8), slice(None))
     src.close()
     pipe = make_pipeline(scaling="minmax").fit(sample)
-    net = build_model(name, num_bands=bands, num_classes=k, patch_size=PATCH).eval()
-    return InferenceModel(net=net, pipeline=pipe, patch_size=PATCH, padding="reflect",
+    patch = train_patch_size(name)
+    net = build_model(name, num_bands=bands, num_classes=k, patch_size=patch).eval()
+    return InferenceModel(net=net, pipeline=pipe, patch_size=patch, padding="reflect",
                           class_names=[f"class_{i}" for i in range(1, k + 1)], palette=make_palette(k),
                           label_values=list(range(1, k + 1)), wavelengths=None, num_bands_in=bands,
                           source=f"untrained {name}")
@@ -93,13 +105,14 @@ def forward_only_seconds(model, n_pixels: int, device, batch_size: int, tile: in
     import torch
 
     from hsi.infer.predict import release_freed_memory  # as the pipeline does, so both keep the same memory
+    from hsi.models import channels_last_weights
 
     c = model.num_bands_in
-    net = model.net.to(device)
+    net = channels_last_weights(model.net.to(device))  # the pipeline's format: fastest for both
     with torch.no_grad():
         if model.dense:
             r = model.halo
-            x = torch.rand(1, c, tile + 2 * r, tile + 2 * r, device=device)
+            x = torch.rand(1, tile + 2 * r, tile + 2 * r, c, device=device).permute(0, 3, 1, 2)  # HWC blocks
             n = -(-n_pixels // (tile * tile))
             net.forward_dense(x)  # warm-up
             _sync(device)
@@ -109,7 +122,8 @@ def forward_only_seconds(model, n_pixels: int, device, batch_size: int, tile: in
                 release_freed_memory()
             _sync(device)
             return time.perf_counter() - t0
-        x = torch.rand(batch_size, c, PATCH, PATCH, device=device).contiguous(memory_format=torch.channels_last)
+        p = model.patch_size
+        x = torch.rand(batch_size, p, p, c, device=device).permute(0, 3, 1, 2)  # channels-last, as gathered
         n = -(-n_pixels // batch_size)
         net(x)
         _sync(device)
@@ -121,8 +135,17 @@ def forward_only_seconds(model, n_pixels: int, device, batch_size: int, tile: in
         return time.perf_counter() - t0
 
 
+def _reset_peak_rss() -> bool:
+    """Reset this process's ``VmHWM`` to its current resident set (Linux >= 4.0); False where not possible."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
 def _vm_hwm_mb() -> float | None:
-    """Peak resident set of this process image from ``/proc/self/status`` (Linux), a cross-check."""
+    """Peak resident set of this process since start or the last :func:`_reset_peak_rss` (Linux)."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -146,28 +169,40 @@ def child(args: argparse.Namespace) -> None:
     from hsi.infer import infer_scene
 
     torch.set_num_threads(args.threads)
+    # the modules the pipeline imports on first use are imported before timing, as torch is:
+    # matplotlib takes 0.4 s, hsi.data (the gather of patch-centre models; Lightning with it) about 2 s
+    import importlib
+
+    for name in ("matplotlib.figure", "hsi.viz", "hsi.infer.metrics", "hsi.infer.write"):
+        importlib.import_module(name)
+
     cube = Path(args.cube)
     h, w, c = args.size
     model = make_model(args.model, cube, c)
+    if not model.dense:
+        importlib.import_module("hsi.data.patches")
     out = Path(args.out)
     device = torch.device("cuda" if args.device in ("cuda", "gpu") else "cpu")
     # forward-only before and after the pipeline: other jobs on the machine change the speed
     # from minute to minute, so the pipeline is compared with the mean of both
     forward_before = forward_only_seconds(model, h * w, device, args.batch_size, args.tile)
+    reset = _reset_peak_rss()
     t0 = time.perf_counter()
     result = infer_scene(model, cube, cube_key="cube" if cube.suffix == ".h5" else None,
                          layout="HWC" if cube.suffix == ".h5" else None, out=out, tile=args.tile,
                          overlap=args.overlap, batch_size=args.batch_size, accelerator=args.device,
                          progress=False, overwrite=True)
     pipeline_s = time.perf_counter() - t0
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # kB on Linux; peak so far
+    lifetime_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # kB on Linux; set-up included
     hwm_mb = _vm_hwm_mb()
+    rss_mb = hwm_mb if reset and hwm_mb is not None else lifetime_mb
     forward_after = forward_only_seconds(model, h * w, device, args.batch_size, args.tile)
     forward_s = (forward_before + forward_after) / 2
     print(json.dumps({
         "model": args.model, "source": cube.suffix.lstrip(".").replace("h5", "hdf5"), "size": [h, w, c],
         "device": str(device), "threads": args.threads, "tile": args.tile, "overlap": args.overlap,
-        "peak_rss_mb": round(rss_mb, 1), "vm_hwm_mb": hwm_mb, "pixels_per_s": round(h * w / pipeline_s, 1),
+        "peak_rss_mb": round(rss_mb, 1), "peak_rss_is_pipeline_only": bool(reset and hwm_mb is not None),
+        "lifetime_peak_rss_mb": round(lifetime_mb, 1), "pixels_per_s": round(h * w / pipeline_s, 1),
         "tile_pass_pixels_per_s": round(h * w / result.timings["tiles"], 1),
         "forward_only_pixels_per_s": round(h * w / forward_s, 1),
         "pipeline_over_forward": round(forward_s / pipeline_s, 3), "pipeline_s": round(pipeline_s, 2),

@@ -1,8 +1,11 @@
 """A whole training step per registry model: the data path's share, channels-last vs contiguous.
 
 Scene: the loader benchmark's (synthetic, 145 x 145 x 200, about 10k labeled pixels;
-``--pca`` reduces the bands first), patch 11 (``--patch``). For every model and both memory formats of
-the batches (``channels_last=True``, the default, and ``False``), in one run:
+``--pca`` reduces the bands first); each model at the patch size ``hsi train`` gives it
+(the registry's recommendation, 1 for spectral1d, else 11; ``--patch`` sets one for all),
+built as ``HSIClassifier`` builds it (2-D convolution weights channels-last). For every
+model and both memory formats of the batches (``channels_last=True``, the default, and
+``False``), in one run:
 
 - ``data``: time to get one batch from the DataModule's default training loader
   (``hsi train``'s: augmentation on, ``num_workers=0``, batch ``--batch``; median over
@@ -36,7 +39,6 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-PATCH = 11
 SCENE_OPTIONS = {"height": 145, "width": 145, "bands": 200, "background_fraction": 0.55}
 WARMUP = 2
 
@@ -76,12 +78,9 @@ def _step_seconds(name: str, num_bands: int, num_classes: int, patch: int, batch
 
     One model per format, built from the same seed; the formats take turns step by step.
     """
-    from hsi.models import build_model
-
     runs = {}
     for key in batches:
-        torch.manual_seed(0)
-        model = build_model(name, num_bands=num_bands, num_classes=num_classes, patch_size=patch).train()
+        model = _model(name, num_bands, num_classes, patch).train()
         runs[key] = (model, torch.optim.AdamW(model.parameters(), lr=1e-3), [])
     for i in range(min(len(b) for b in batches.values())):
         for key, (model, opt, times) in runs.items():
@@ -92,6 +91,25 @@ def _step_seconds(name: str, num_bands: int, num_classes: int, patch: int, batch
             opt.step()
             times.append(time.perf_counter() - t0)
     return {key: statistics.median(t[WARMUP:] or t) for key, (_, _, t) in runs.items()}
+
+
+def _model(name: str, num_bands: int, num_classes: int, patch: int) -> torch.nn.Module:
+    """The registry model from seed 0, as ``HSIClassifier`` builds it."""
+    from hsi.models import build_model, channels_last_weights
+
+    torch.manual_seed(0)
+    return channels_last_weights(build_model(name, num_bands=num_bands, num_classes=num_classes, patch_size=patch))
+
+
+def train_patch_size(name: str) -> int:
+    """The patch size ``hsi train --model name`` uses when given none."""
+    import inspect
+
+    from hsi.data import HSIDataModule
+    from hsi.models import recommended_patch_size
+
+    default = inspect.signature(HSIDataModule.__init__).parameters["patch_size"].default
+    return recommended_patch_size(name) or default
 
 
 @contextlib.contextmanager
@@ -125,15 +143,27 @@ def batch_copies(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> li
 
 def measure(
     models: list[str], threads: int, batch: int, steps: int, pca: int | None, cache_dir: str,
-    formats: tuple[bool, ...] = (True, False), patch: int = PATCH,
+    formats: tuple[bool, ...] = (True, False), patch: int | None = None,
 ) -> list[dict]:
     """One row per (model, memory format): data and step milliseconds, share, copies.
 
-    ``formats`` are the ``channels_last`` values measured (side by side); ``patch`` is ``P``.
+    ``formats`` are the ``channels_last`` values measured (side by side); ``patch`` is ``P``
+    for every model, or None for each model's ``hsi train`` default (:func:`train_patch_size`).
     """
-    from hsi.models import build_model
-
     torch.set_num_threads(threads)
+    rows = []
+    by_patch: dict[int, list[str]] = {}
+    for name in models:
+        by_patch.setdefault(patch or train_patch_size(name), []).append(name)
+    for p, names in by_patch.items():
+        rows += _measure_patch(names, batch, steps, pca, cache_dir, formats, p, threads)
+    order = {name: i for i, name in enumerate(models)}
+    return sorted(rows, key=lambda r: order[r["model"]])
+
+
+def _measure_patch(models: list[str], batch: int, steps: int, pca: int | None, cache_dir: str,
+                   formats: tuple[bool, ...], patch: int, threads: int) -> list[dict]:
+    """:func:`measure` for models sharing one patch size (one pair of loaders)."""
     made = {cl: _loader(cache_dir, batch, cl, pca, patch) for cl in formats}
     dm = made[formats[0]][0]
     data_s = _data_seconds({cl: loader for cl, (_, loader) in made.items()})
@@ -142,8 +172,7 @@ def measure(
     for name in models:
         step_s = _step_seconds(name, dm.num_bands, dm.num_classes, patch, batches)
         for cl in formats:
-            torch.manual_seed(0)
-            model = build_model(name, num_bands=dm.num_bands, num_classes=dm.num_classes, patch_size=patch)
+            model = _model(name, dm.num_bands, dm.num_classes, patch)
             copies = batch_copies(model, *batches[cl][0])
             rows.append({"model": name, "threads": threads, "channels_last": cl, "bands": dm.num_bands, "patch": patch,
                          "batch": batch, "data_ms": 1e3 * data_s[cl], "step_ms": 1e3 * step_s[cl],
@@ -155,8 +184,8 @@ def _print(rows: list[dict]) -> None:
     by = {(r["model"], r["threads"], r["channels_last"]): r for r in rows}
     for threads in sorted({r["threads"] for r in rows}):
         r0 = next(r for r in rows if r["threads"] == threads)
-        print(f"\n{threads} thread(s), batch {r0['batch']}, {r0['bands']} bands, P={r0['patch']}: ms per training step")
-        print(f"  {'model':<11s} {'format':<14s} {'data':>7s} {'step':>8s} {'total':>8s} {'share':>6s}  batch copies")
+        print(f"\n{threads} thread(s), batch {r0['batch']}, {r0['bands']} bands: ms per training step")
+        print(f"  {'model':<11s} {'P':>2s} {'format':<14s} {'data':>7s} {'step':>8s} {'total':>8s} {'share':>6s}  batch copies")
         for model in dict.fromkeys(r["model"] for r in rows):
             for cl in (True, False):
                 r = by.get((model, threads, cl))
@@ -164,7 +193,7 @@ def _print(rows: list[dict]) -> None:
                     continue
                 fmt = "channels_last" if cl else "contiguous"
                 total = r["data_ms"] + r["step_ms"]
-                print(f"  {model:<11s} {fmt:<14s} {r['data_ms']:7.2f} {r['step_ms']:8.2f} {total:8.2f} "
+                print(f"  {model:<11s} {r['patch']:>2d} {fmt:<14s} {r['data_ms']:7.2f} {r['step_ms']:8.2f} {total:8.2f} "
                       f"{r['share']:6.1%}  {len(r['copies'])} {' '.join(sorted(set(r['copies'])))}")
             a, b = by.get((model, threads, True)), by.get((model, threads, False))
             if a and b:
@@ -181,7 +210,8 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--batch", type=int, default=64, help="batch size (hsi train's default: 64)")
     parser.add_argument("--steps", type=int, default=6, help="timed steps per model and format")
     parser.add_argument("--pca", type=int, default=None, help="reduce the 200 bands to this many first")
-    parser.add_argument("--patch", type=int, default=PATCH, help="patch size P (odd)")
+    parser.add_argument("--patch", type=int, default=None,
+                        help="patch size P (odd) for every model (default: each model's hsi train default)")
     parser.add_argument("--json", action="store_true", help="print one JSON line")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.models) - set(list_models()))

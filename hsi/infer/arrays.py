@@ -91,11 +91,16 @@ class ResultArrays:
 
     def write_rows(self, start: int, probs: np.ndarray) -> None:
         """Store finished rows ``start..start + len(probs)`` from their ``(n, W, K)`` probabilities."""
-        stop = start + probs.shape[0]
-        self.arrays["labels"][start:stop] = probs.argmax(axis=-1) + 1
-        self.arrays["confidence"][start:stop] = probs.max(axis=-1)
+        self.write_block(start, 0, probs)
+
+    def write_block(self, y: int, x: int, probs: np.ndarray) -> None:
+        """Store the ``(h, w)`` pixels whose top-left one is ``(y, x)`` from their ``(h, w, K)`` probabilities."""
+        rows, cols = slice(y, y + probs.shape[0]), slice(x, x + probs.shape[1])
+        top = probs.argmax(axis=-1)
+        self.arrays["labels"][rows, cols] = top + 1
+        self.arrays["confidence"][rows, cols] = np.take_along_axis(probs, top[..., None], axis=-1)[..., 0]
         if "probabilities" in self.arrays:
-            self.arrays["probabilities"][start:stop] = probs.astype(np.float16)
+            self.arrays["probabilities"][rows, cols] = probs
 
     def flush(self) -> None:
         """Write memory-mapped pages to disk."""

@@ -5,6 +5,9 @@ Tiles arrive row of tiles by row of tiles (increasing start rows). The blender k
 row of tiles starts at row ``y``, rows above ``y`` can receive nothing more, so they are
 divided by their summed weight and handed to the result arrays. Memory is therefore one
 row of tiles (``tile x W x K`` floats), whatever the scene height.
+
+Without overlap there is nothing to blend: :class:`DirectWriter` hands each tile's own
+pixels (:meth:`hsi.infer.windows.TileGrid.own_span`) straight to the result arrays.
 """
 
 from __future__ import annotations
@@ -12,8 +15,34 @@ from __future__ import annotations
 import numpy as np
 
 from hsi.infer.arrays import ResultArrays
+from hsi.infer.windows import TileGrid
 
-__all__ = ["RowBlender"]
+__all__ = ["DirectWriter", "RowBlender"]
+
+
+class DirectWriter:
+    """Write every tile's own pixels into rows ``[lo, hi)`` of ``results`` (a grid without overlap).
+
+    Where the last tile of an axis was moved back to the scene edge, the pixels it shares
+    with its neighbour are taken from the neighbour, which owns them; with a margin of
+    the receptive radius both tiles computed the same values there.
+    """
+
+    def __init__(self, grid: TileGrid, results: ResultArrays, owned: tuple[int, int]) -> None:
+        self.grid = grid
+        self.results = results
+        self.owned = (int(owned[0]), int(owned[1]))
+
+    def add(self, y: int, x: int, probs: np.ndarray) -> None:
+        """Write the owned part of the ``(h, w, K)`` probabilities of the tile at ``(y, x)``."""
+        top, bottom = self.grid.own_span(y, 0)
+        top, bottom = max(top, self.owned[0]), min(bottom, self.owned[1])
+        left, right = self.grid.own_span(x, 1)
+        if bottom > top:
+            self.results.write_block(top, left, probs[top - y : bottom - y, left - x : right - x])
+
+    def finish(self, height: int) -> None:
+        """Nothing is held back."""
 
 
 class RowBlender:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hsi.infer.arrays import ResultArrays
-from hsi.infer.blend import RowBlender
+from hsi.infer.blend import DirectWriter, RowBlender
 from hsi.infer.checkpoint import InferenceModel
 from hsi.infer.predict import TilePredictor, preprocess_block
 from hsi.infer.sources import SceneSource, read_padded_block
@@ -62,9 +62,11 @@ class TileJob:
         rows = grid.rows_touching(lo, hi)
         return [(grid.row_starts[i], x) for i in rows for x in grid.col_starts], (lo, hi)
 
-    def blender(self, results: ResultArrays, owned: tuple[int, int]) -> RowBlender:
-        """A blender writing rows ``owned`` of ``results``."""
+    def blender(self, results: ResultArrays, owned: tuple[int, int]) -> RowBlender | DirectWriter:
+        """A blender writing rows ``owned`` of ``results`` (a direct writer when tiles do not overlap)."""
         g = self.grid
+        if g.overlap == 0:
+            return DirectWriter(g, results, owned)
         return RowBlender(g.width, g.tile_h, self.model.num_classes, weight_window(g.tile_h, g.tile_w, self.blend),
                           results, owned)
 

@@ -53,6 +53,9 @@ class TileGrid:
         Tile size (``tile`` clipped to the scene).
     row_starts, col_starts : tuple[int, ...]
         Tile starts along each axis (:func:`tile_starts`).
+    overlap : int
+        Pixels that consecutive tiles were asked to share (the last tile of an axis may
+        share more, having been moved back to the scene edge).
     """
 
     height: int
@@ -61,17 +64,28 @@ class TileGrid:
     tile_w: int
     row_starts: tuple[int, ...]
     col_starts: tuple[int, ...]
+    overlap: int = 0
 
     @classmethod
     def build(cls, height: int, width: int, tile: int, overlap: int) -> TileGrid:
         """The grid of ``tile x tile`` tiles overlapping by ``overlap`` (both clipped to the scene)."""
         return cls(height, width, min(tile, height), min(tile, width),
-                   tuple(tile_starts(height, tile, overlap)), tuple(tile_starts(width, tile, overlap)))
+                   tuple(tile_starts(height, tile, overlap)), tuple(tile_starts(width, tile, overlap)), int(overlap))
 
     @property
     def n_tiles(self) -> int:
         """Number of tiles."""
         return len(self.row_starts) * len(self.col_starts)
+
+    def own_span(self, start: int, axis: int) -> tuple[int, int]:
+        """``[start, end)`` that the tile starting at ``start`` owns along ``axis`` (0 rows, 1 columns).
+
+        A tile owns the pixels from its start to the next tile's start (the last one to the
+        scene edge), so the spans of an axis are disjoint and cover it.
+        """
+        starts, n = (self.row_starts, self.height) if axis == 0 else (self.col_starts, self.width)
+        i = starts.index(start)
+        return start, starts[i + 1] if i + 1 < len(starts) else n
 
     def owned_rows(self, first: int, stop: int) -> tuple[int, int]:
         """Output rows ``[lo, hi)`` owned by the tile rows ``first..stop-1``.

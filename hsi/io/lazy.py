@@ -61,7 +61,9 @@ class LazyCube:
         index[plan.layout.index("H")] = _window(rows, self.shape[0], "rows", where)
         index[plan.layout.index("W")] = _window(cols, self.shape[1], "cols", where)
         try:
-            block = np.asarray(self._source.array[tuple(index)]).transpose(plan.axes)
+            block = np.asarray(self._source.array[tuple(index)])
+            if tuple(plan.axes) != (0, 1, 2):
+                block = block.transpose(plan.axes)
         except OSError as err:
             raise CubeFormatError(f"{self.meta.get('source')}: could not read rows {rows}, cols {cols} ({err})") from err
         if plan.band_index is not None:
@@ -69,7 +71,9 @@ class LazyCube:
         ignored = None
         if plan.ignore_value is not None:
             ignored = np.isnan(block) if np.isnan(plan.ignore_value) else block == plan.ignore_value
-        out = np.array(block, dtype=np.float32, order="C")  # integer data -> float32 first
+        # integer data -> float32 first; a fresh float32 read (HDF5) is kept as is, a view of a
+        # memory map (ENVI, ERDAS) or of a reordered read is copied into an array of its own
+        out = np.require(block, dtype=np.float32, requirements=["C", "W", "O"])
         n_ignored = 0
         if ignored is not None:
             n_ignored = int(ignored.sum())

@@ -19,7 +19,7 @@ name            class                              min num_bands   min patch_siz
 
 from __future__ import annotations
 
-from hsi.models.base import ModelSizeError, PatchClassifier
+from hsi.models.base import ModelSizeError, PatchClassifier, channels_last_weights
 from hsi.models.cnn2d import CNN2D
 from hsi.models.cnn3d import CNN3D
 from hsi.models.fcn import FCN
@@ -30,6 +30,7 @@ from hsi.models.registry import (
     build_model,
     get_model_class,
     list_models,
+    recommended_patch_size,
     recommended_pca,
     register_model,
 )
@@ -48,8 +49,10 @@ __all__ = [
     "Spectral1DCNN",
     "UnknownModelError",
     "build_model",
+    "channels_last_weights",
     "get_model_class",
     "list_models",
+    "recommended_patch_size",
     "recommended_pca",
     "register_model",
 ]

@@ -16,7 +16,23 @@ from torch import nn
 
 from hsi.errors import ModelSizeError, ShapeMismatchError  # noqa: F401 - ModelSizeError re-exported
 
-__all__ = ["ModelSizeError", "PatchClassifier", "check_size", "conv_out_size"]
+__all__ = ["ModelSizeError", "PatchClassifier", "channels_last_weights", "check_size", "conv_out_size"]
+
+
+def channels_last_weights(net: nn.Module) -> nn.Module:
+    """Store every 2-D convolution's weight channels-last, in place; returns ``net``.
+
+    A 2-D convolution computes in the memory format of its *weight* when input and weight
+    differ: a channels-last batch (the package's patches, HWC inference blocks) through a
+    contiguous weight is copied back to contiguous inside the call, which made fcn's
+    forward on a 262 x 262 x 200 block about 1.8x slower on 2 CPU threads. With the
+    weights channels-last the batch's format carries through. Values are unchanged, so
+    ``state_dict`` loads and saves as before; 3-D convolutions are left alone.
+    """
+    for module in net.modules():
+        if isinstance(module, nn.Conv2d):
+            module.weight.data = module.weight.data.contiguous(memory_format=torch.channels_last)
+    return net
 
 
 def check_size(model: str, argument: str, value: object, minimum: int, why: str = "") -> int:
@@ -72,6 +88,11 @@ class PatchClassifier(nn.Module):
         has more bands than this (models whose cost grows with the band count, such as
         3-D convolutions); None when raw bands are fine. See
         :func:`hsi.models.registry.recommended_pca`.
+    RECOMMENDED_PATCH_SIZE : int or None (class attribute)
+        Patch side a run should use when the user gives no ``patch_size``: the window the
+        model actually reads, for models that read less than the default window (1 for a
+        purely spectral model); None when the default is fine. See
+        :func:`hsi.models.registry.recommended_patch_size`.
     """
 
     dense: ClassVar[bool] = False
@@ -80,6 +101,7 @@ class PatchClassifier(nn.Module):
     ODD_PATCH_SIZE: ClassVar[bool] = False
     fixed_patch_size: ClassVar[bool] = False
     RECOMMENDED_PCA: ClassVar[int | None] = None
+    RECOMMENDED_PATCH_SIZE: ClassVar[int | None] = None
 
     def __init__(self, num_bands: int, num_classes: int, patch_size: int) -> None:
         super().__init__()

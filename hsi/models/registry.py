@@ -22,6 +22,7 @@ __all__ = [
     "build_model",
     "get_model_class",
     "list_models",
+    "recommended_patch_size",
     "recommended_pca",
     "register_model",
 ]
@@ -122,3 +123,18 @@ def recommended_pca(name: str, num_bands: int) -> int | None:
     if target is None or int(num_bands) <= int(target):
         return None
     return int(target)
+
+
+def recommended_patch_size(name: str) -> int | None:
+    """Patch side a run should use for model ``name`` when given no ``patch_size``, or None.
+
+    The class's ``RECOMMENDED_PATCH_SIZE``: the window it actually reads, where that is
+    smaller than the DataModule's default (``spectral1d`` reads the centre pixel: 1).
+
+    Raises
+    ------
+    UnknownModelError
+        If ``name`` is not registered.
+    """
+    size = getattr(get_model_class(name), "RECOMMENDED_PATCH_SIZE", None)
+    return None if size is None else int(size)

@@ -28,7 +28,10 @@ class Spectral1DCNN(PatchClassifier):
     When to use it: as a per-pixel deep reference, or on scenes whose classes are
     separable pixel by pixel. It sees no spatial context, so where context matters (the
     synthetic scene) it cannot beat a per-pixel SVM and learns slowly; ``ssnet`` holds
-    the same per-pixel path plus context.
+    the same per-pixel path plus context. Since it reads one pixel, runs give it 1 x 1
+    patches unless told otherwise (``RECOMMENDED_PATCH_SIZE = 1``: the window a default
+    run would cut costs 121 times the data and a buffer of 5 pixels around every
+    val/test block, for the same logits).
 
     Parameters
     ----------
@@ -51,6 +54,7 @@ class Spectral1DCNN(PatchClassifier):
     """
 
     ODD_PATCH_SIZE = True
+    RECOMMENDED_PATCH_SIZE = 1
 
     def __init__(
         self,

@@ -112,6 +112,9 @@ class BandTransformer:
     """
 
     _fitted_attrs: ClassVar[tuple[str, ...]] = ("n_bands_in_", "n_bands_out_")
+    #: True when ``transform(x, out=...)`` can write a float32 result into a given array of
+    #: ``x``'s shape, ``x`` itself included (per-band steps, which keep the band count)
+    in_place: ClassVar[bool] = False
 
     # -- parameters ---------------------------------------------------------------
     @classmethod

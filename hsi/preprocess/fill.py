@@ -42,6 +42,7 @@ class NonFiniteFill(BandTransformer):
     """
 
     _fitted_attrs = ("n_bands_in_", "n_bands_out_", "fill_values_")
+    in_place = True
 
     def __init__(self, strategy: str = "median") -> None:
         self.strategy = strategy
@@ -74,10 +75,16 @@ class NonFiniteFill(BandTransformer):
         self.n_bands_in_ = self.n_bands_out_ = int(x.shape[1])
         return self
 
-    def transform(self, x: Any) -> np.ndarray:
-        """``x`` with every non-finite value replaced by its band's fill value (float32 or float64 kept)."""
+    def transform(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """``x`` with every non-finite value replaced by its band's fill value (float32 or float64 kept).
+
+        ``out`` (``x``'s shape; ``x`` itself is allowed) receives the result when given.
+        """
         x = self._check_input(x)
-        out = np.array(x, dtype=np.float64 if x.dtype == np.float64 else np.float32)
+        if out is None:
+            out = np.array(x, dtype=np.float64 if x.dtype == np.float64 else np.float32)
+        elif out is not x:
+            np.copyto(out, x)
         bad = ~np.isfinite(out)
         if bad.any():
             fill = np.broadcast_to(self.fill_values_.astype(out.dtype), out.shape)

@@ -112,12 +112,30 @@ class Pipeline(BandTransformer):
         self.n_bands_out_ = int(x.shape[1])
         return self
 
-    def transform(self, x: Any) -> np.ndarray:
-        """Transform any ``(..., C)`` array through every step; returns float32."""
+    @property
+    def in_place(self) -> bool:  # type: ignore[override]
+        """True when every step can write into a given array (:meth:`transform` with ``out``)."""
+        return all(step.in_place for step in self._check_steps())
+
+    def transform(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
+        """Transform any ``(..., C)`` array through every step; returns float32.
+
+        ``out`` (float32, the result's shape; ``x`` itself is allowed when the band count
+        is kept) receives the result: step by step when every step works in place
+        (:attr:`in_place`, no intermediate arrays), else copied in at the end.
+        """
         x = self._check_input(x)
-        for step in self._check_steps():
+        steps = self._check_steps()
+        if out is not None and steps and self.in_place:
+            for step in steps:
+                x = step.transform(x, out=out)
+            return out
+        for step in steps:
             x = step.transform(x)
-        return np.asarray(x, dtype=np.float32)
+        if out is None:
+            return np.asarray(x, dtype=np.float32)
+        np.copyto(out, x)
+        return out
 
     def __len__(self) -> int:
         return len(self.steps)

@@ -74,8 +74,11 @@ def settle(cfg: TrainConfig) -> Settings:
         data, model = reconcile(state, data, model)
         model.pop("max_epochs", None)  # the schedule follows this run's --epochs
         run = replace(run, seed=int(data.get("seed", run.seed)))
-    elif "pca" not in data:
-        data = apply_recommended_pca(data, cfg.model_name)
+    else:
+        if "pca" not in data:
+            data = apply_recommended_pca(data, cfg.model_name)
+        if "patch_size" not in data:
+            data = apply_recommended_patch_size(data, cfg.model_name)
     return Settings(data, model, run, state)
 
 
@@ -112,6 +115,19 @@ def apply_recommended_pca(data: dict[str, Any], model: str) -> dict[str, Any]:
                 "registry recommends (3-D convolutions over every band are slow); give --pca none to keep them all",
                 model, bands, components)
     return {**data, "pca": components}
+
+
+def apply_recommended_patch_size(data: dict[str, Any], model: str) -> dict[str, Any]:
+    """``data`` with the registry's patch size for ``model`` (the window it reads, e.g. 1 for spectral1d), said on stderr."""
+    from hsi.classical import CLASSICAL_MODELS
+    from hsi.models import recommended_patch_size
+
+    size = None if model in CLASSICAL_MODELS else recommended_patch_size(model)
+    if size is None:
+        return data
+    log.warning("%s reads %dx%d patches: using patch size %d (and its split buffer) as the model registry "
+                "recommends; give --patch-size to change it", model, size, size, size)
+    return {**data, "patch_size": size}
 
 
 def check_devices(run: Any) -> None:

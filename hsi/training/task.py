@@ -21,7 +21,7 @@ from torchmetrics.classification import MulticlassConfusionMatrix
 
 from hsi._checks import is_int
 from hsi.errors import NonFiniteLossError, OptionError
-from hsi.models import DEFAULT_MODEL, build_model, list_models
+from hsi.models import DEFAULT_MODEL, build_model, channels_last_weights, list_models
 from hsi.training.metrics import scores_from_confusion
 
 IGNORE_INDEX = -1
@@ -104,8 +104,10 @@ class HSIClassifier(L.LightningModule):
     def _build(self) -> None:
         hp = self.hparams
         check_task_arguments(dict(hp))
-        self.net = build_model(hp.model, num_bands=hp.num_bands, num_classes=hp.num_classes,
-                               patch_size=hp.patch_size, **(hp.model_options or {}))
+        # channels-last weights, as the DataModule's batches are: a contiguous weight would
+        # copy every batch back to contiguous inside the convolution
+        self.net = channels_last_weights(build_model(hp.model, num_bands=hp.num_bands, num_classes=hp.num_classes,
+                                                     patch_size=hp.patch_size, **(hp.model_options or {})))
         weights = torch.tensor(hp.class_weights, dtype=torch.float32) if hp.class_weights is not None else None
         self.register_buffer("class_weights", weights, persistent=False)
         self.val_confusion = MulticlassConfusionMatrix(hp.num_classes, ignore_index=IGNORE_INDEX)

@@ -143,6 +143,23 @@ def test_three_d_models_get_the_recommended_pca_unless_told(caplog):
     assert settle(TrainConfig(data={**scene, "pca": None}, model={"model": "hybridsn"})).data["pca"] is None
 
 
+def test_spectral_model_gets_one_pixel_patches_unless_told(caplog):
+    from hsi.models import build_model, recommended_patch_size
+    from hsi.training.config import TrainConfig
+    from hsi.training.run import settle
+
+    scene = {"scene_options": {"height": 24, "width": 24, "bands": 40, "n_classes": 3}}
+    settled = settle(TrainConfig(data=dict(scene), model={"model": "spectral1d"}))
+    assert settled.data["patch_size"] == 1 and "patch size 1" in caplog.text
+    assert settle(TrainConfig(data={**scene, "patch_size": 7}, model={"model": "spectral1d"})).data["patch_size"] == 7
+    for name in ("ssnet", "cnn2d", "fcn", "svm"):
+        assert "patch_size" not in settle(TrainConfig(data=dict(scene), model={"model": name})).data
+    # the recommendation is what the model reads: its logits on 1 x 1 patches equal those on 11 x 11 ones
+    net = build_model("spectral1d", num_bands=40, num_classes=3, patch_size=recommended_patch_size("spectral1d")).eval()
+    x = torch.randn(4, 40, 11, 11)
+    torch.testing.assert_close(net(x[:, :, 5:6, 5:6]), net(x))
+
+
 def test_classical_model_cannot_resume(hsi_main, tmp_path, trained):
     status, _, err = hsi_main(["train", "--model", "svm", "--resume", str(trained / "last.ckpt")], tmp_path)
     assert status == 2 and err.startswith("error: --resume")

@@ -9,6 +9,7 @@ import pytest
 
 from hsi.errors import BandMismatchError, NotFittedError, ShapeMismatchError, SplitError
 from hsi.preprocess import NonFiniteWarning, PerBandMinMax, PerBandStandardize
+from hsi.preprocess.scaling import per_band_affine
 
 SCALERS = [PerBandMinMax, PerBandStandardize]
 
@@ -176,3 +177,25 @@ def test_nan_training_pixels_are_ignored_with_a_count(cls, cube_and_mask):
 def test_bad_feature_range():
     with pytest.raises(ValueError, match="feature_range"):
         PerBandMinMax(feature_range=(1.0, 0.0)).fit(np.ones((3, 2)))
+
+
+@pytest.mark.parametrize("offset, spread", [(0.0, 1.0), (1000.0, 3000.0), (1e4, 0.5), (-5e3, 10.0), (1e6, 1.0)])
+def test_float32_scaling_within_few_ulps_of_float64(offset, spread):
+    # float32 data far from zero next to its spread: a plain float32 (x - mean) would lose
+    # most digits here (e.g. 27,000 ulps at offset 1e4, spread 0.5)
+    rng = np.random.default_rng(0)
+    x = (offset + spread * rng.random((500, 7))).astype(np.float32)
+    for scaler in (PerBandStandardize().fit(x), PerBandMinMax(feature_range=(-1.0, 2.0)).fit(x)):
+        got = scaler.transform(x)
+        ref = scaler.transform(x.astype(np.float64))  # other dtypes take the float64 formula
+        assert got.dtype == ref.dtype == np.float32
+        ulp = np.spacing(np.abs(ref).max(axis=0))
+        assert (np.abs(got.astype(np.float64) - ref) / ulp).max() <= 4.0, type(scaler).__name__
+
+
+def test_per_band_affine_leaves_input_alone():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    kept = x.copy()
+    out = per_band_affine(x, np.full(4, 2.0), np.full(4, 0.5), 1.0)
+    np.testing.assert_array_equal(x, kept)
+    np.testing.assert_allclose(out, (kept - 2.0) * 0.5 + 1.0)
