@@ -104,7 +104,7 @@ def forward_only_seconds(model, n_pixels: int, device, batch_size: int, tile: in
     """Seconds of forward passes alone over ``n_pixels`` pixels (inputs made beforehand)."""
     import torch
 
-    from hsi.infer.predict import release_freed_memory  # as the pipeline does, so both keep the same memory
+    from hsi.infer.predict import release_freed_memory
     from hsi.models import channels_last_weights
 
     c = model.num_bands_in
@@ -119,7 +119,7 @@ def forward_only_seconds(model, n_pixels: int, device, batch_size: int, tile: in
             t0 = time.perf_counter()
             for _ in range(n):
                 torch.softmax(net.forward_dense(x), 1)[..., r:-r, r:-r].cpu()
-                release_freed_memory()
+                release_freed_memory()  # as the pipeline does, so both keep the same memory
             _sync(device)
             return time.perf_counter() - t0
         p = model.patch_size

@@ -61,6 +61,12 @@ def cnn_ckpt(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def spectral_ckpt(tmp_path_factory) -> Path:
+    """A spectral1d checkpoint on 1 x 1 patches (what ``hsi train --model spectral1d`` gives), raw bands."""
+    return train_checkpoint(tmp_path_factory.mktemp("spectral") / "spectral.ckpt", "spectral1d", patch_size=1)
+
+
+@pytest.fixture(scope="session")
 def scene():
     """The synthetic scene of the checkpoints."""
     from hsi.scenes.synthetic import make_synthetic_scene

@@ -56,24 +56,29 @@ def test_tta_averages_the_flipped_passes(fcn_model, scene):
     np.testing.assert_allclose(got.confidence, ref.max(-1), atol=1e-5)
 
 
-def test_patch_centre_labels_equal_the_datamodule_predict_loader(cnn_ckpt, dm_factory):
+@pytest.mark.parametrize(("ckpt_fixture", "data", "halo"), [
+    ("cnn_ckpt", {"pca": 6}, 2),                # 5 x 5 windows cut by the gather
+    ("spectral_ckpt", {"patch_size": 1}, 0),    # 1 x 1 windows: the pixel itself
+])
+def test_patch_centre_labels_equal_the_datamodule_predict_loader(request, ckpt_fixture, data, halo, dm_factory):
     import lightning.pytorch as pl
 
     from hsi.training import HSIClassifier
 
-    task = HSIClassifier.load_from_checkpoint(cnn_ckpt, map_location="cpu")
-    dm = dm_factory(pca=6, predict_on="labeled")
+    ckpt = request.getfixturevalue(ckpt_fixture)
+    task = HSIClassifier.load_from_checkpoint(ckpt, map_location="cpu")
+    dm = dm_factory(predict_on="labeled", **data)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trainer = pl.Trainer(accelerator="cpu", devices=1, logger=False, enable_progress_bar=False,
                              enable_model_summary=False)
-        out = trainer.predict(task, datamodule=dm, ckpt_path=cnn_ckpt)  # the checkpoint's split and pipeline
+        out = trainer.predict(task, datamodule=dm, ckpt_path=ckpt)  # the checkpoint's split and pipeline
     probs = torch.cat([o["probs"] if isinstance(o, dict) else o for o in out]).numpy()
     coords = dm.predict_dataset.coords
     assert len(coords) == len(probs)
 
-    model = load_checkpoint(cnn_ckpt)
-    assert not model.dense and model.halo == 2
+    model = load_checkpoint(ckpt)
+    assert not model.dense and model.halo == halo
     got = infer_scene(model, scene="synthetic", tile=7, overlap=0, batch_size=50, accelerator="cpu", progress=False)
     train = dm.split.train[coords[:, 0], coords[:, 1]]
     assert train.sum() > 50
@@ -100,3 +105,10 @@ def test_prediction_writer_paints_the_infer_scene_map(cnn_ckpt, dm_factory, tmp_
     painted = np.load(tmp_path / "labels.npy")
     np.testing.assert_allclose(np.load(tmp_path / "confidence.npy"), got.confidence, atol=1e-5)
     assert (painted >= 1).all() and (painted == got.labels).mean() > 0.999  # float ties aside
+
+
+def test_the_callers_cube_is_left_as_it_was(fcn_model, scene):
+    # blocks are preprocessed in place: they must be copies, never views of the caller's array
+    cube = scene.cube.data.copy()
+    infer_scene(fcn_model, cube, tile=16, overlap=0, accelerator="cpu", progress=False)
+    np.testing.assert_array_equal(cube, scene.cube.data)

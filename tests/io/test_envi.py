@@ -199,3 +199,16 @@ def test_large_sparse_envi_is_memory_mapped(tmp_path):
             assert lazy.shape == (rows, cols, bands)
             win = lazy.read_window(slice(4, 6), slice(6, 9))
     assert win.shape == (2, 3, 8) and win[1, 1, 3] == 1234 and win.sum() == 1234
+
+
+@pytest.mark.parametrize("interleave", ["bsq", "bip"])
+def test_windows_are_arrays_of_their_own(tmp_path, io_files, interleave):
+    # a native-order float32 BIP file maps straight to H x W x C: the window must still be a
+    # writeable copy (inference preprocesses blocks in place), never a view of the file
+    cube = io_files.make_cube((6, 5, 4), np.float32)
+    header, _ = io_files.write_envi(tmp_path, cube, interleave=interleave)
+    with open_cube(header) as lazy:
+        first = lazy.read_window(slice(1, 4), slice(0, 3))
+        assert first.flags.writeable and first.flags.owndata and first.dtype == np.float32
+        first[...] = -1.0
+        np.testing.assert_array_equal(lazy.read_window(slice(1, 4), slice(0, 3)), cube[1:4, 0:3])

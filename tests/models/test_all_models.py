@@ -151,3 +151,24 @@ def test_sizes_below_one_are_rejected_naming_the_argument(name):
         assert isinstance(info.value, HSIError)
     with pytest.raises(ValueError, match="num_bands must be an integer"):
         build_model(name, 30.0, 3, 11)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_channels_last_weights_keep_a_channels_last_batch_and_the_logits(name):
+    from hsi.models import channels_last_weights
+
+    torch.manual_seed(0)
+    plain = build_model(name, 30, NUM_CLASSES, 11).eval()
+    converted = channels_last_weights(build_model(name, 30, NUM_CLASSES, 11).eval())
+    converted.load_state_dict(plain.state_dict())  # a checkpoint loads into channels-last weights as is
+    x = torch.randn(4, 30, 11, 11).contiguous(memory_format=torch.channels_last)
+    first_outputs = []
+    convs = [m for m in converted.modules() if isinstance(m, torch.nn.Conv2d)]
+    for conv in convs:
+        assert conv.weight.is_contiguous(memory_format=torch.channels_last)
+        conv.register_forward_hook(lambda m, i, o: first_outputs.append((i[0], o)))
+    with torch.no_grad():
+        torch.testing.assert_close(converted(x), plain(x), rtol=1e-4, atol=1e-5)
+    for inp, out in first_outputs:  # a 4-D channels-last input is never turned back into a contiguous one
+        if inp.is_contiguous(memory_format=torch.channels_last) and inp.shape[2] * inp.shape[3] > 1:
+            assert out.is_contiguous(memory_format=torch.channels_last), type(converted).__name__

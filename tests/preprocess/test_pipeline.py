@@ -150,3 +150,27 @@ def test_make_pipeline_variants(cube_and_mask):
     np.testing.assert_array_equal(identity.transform(cube), cube.astype(np.float32))
     with pytest.raises(ValueError, match="scaling must be 'minmax', 'standardize' or None"):
         make_pipeline("robust")
+
+
+def test_transform_into_out_equals_a_fresh_transform():
+    from hsi.preprocess import NonFiniteFill
+
+    rng = np.random.default_rng(3)
+    cube = (500.0 + 100.0 * rng.random((9, 8, 5))).astype(np.float32)
+    cube[2, 3, 1] = np.nan
+    for steps in ([NonFiniteFill(), PerBandMinMax()], [NonFiniteFill(), PerBandStandardize()]):
+        pipe = Pipeline(steps).fit(cube)
+        assert pipe.in_place
+        ref = pipe.transform(cube)
+        block = cube.copy()
+        assert pipe.transform(block, out=block) is block  # in place: the input is overwritten
+        np.testing.assert_array_equal(block, ref)
+        assert np.isfinite(block).all()
+    # a step that changes the band count cannot work in place: the result is copied into out
+    pca = Pipeline([NonFiniteFill(), PerBandStandardize(), PCA(2)]).fit(cube)
+    assert not pca.in_place
+    out = np.empty((9, 8, 2), np.float32)
+    np.testing.assert_array_equal(pca.transform(cube, out=out), pca.transform(cube))
+    # no steps: out receives the input
+    empty = Pipeline([]).fit(cube)
+    np.testing.assert_array_equal(empty.transform(cube, out=np.zeros_like(cube)), cube)
