@@ -3,6 +3,9 @@
 ``HSIDataModule`` turns a scene into leakage-free train/val/test patch loaders;
 ``HSIPatchDataset`` cuts ``(C, P, P)`` windows a batch at a time; ``collate_patches``
 stacks, pads or crops them; ``ClassBalancedSampler`` is a DDP-aware balanced sampler.
+
+``HSIDataModule`` is imported on first use: it brings Lightning (about 2 s), which the
+gather alone (whole-scene inference of patch-centre models) does not need.
 """
 
 from __future__ import annotations
@@ -10,7 +13,6 @@ from __future__ import annotations
 from hsi.data.augment import PatchAugment
 from hsi.data.cache import CacheEntry, PatchCache
 from hsi.data.collate import collate_patches, fit_spatial
-from hsi.data.datamodule import HSIDataModule
 from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, PatchBatch, gather_index_batch
 from hsi.data.loader import HSIDataLoader
 from hsi.data.patches import extract_patches, gather_windows, pad_cube, window_view
@@ -39,3 +41,11 @@ __all__ = [
     "pad_cube",
     "window_view",
 ]
+
+
+def __getattr__(name: str):
+    if name == "HSIDataModule":
+        from hsi.data.datamodule import HSIDataModule
+
+        return HSIDataModule
+    raise AttributeError(f"module 'hsi.data' has no attribute {name!r}")

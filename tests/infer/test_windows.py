@@ -57,3 +57,18 @@ def test_padded_index_matches_numpy_pad_for_wide_margins():
     a = np.arange(5)
     for mode in ("symmetric", "edge", "wrap"):
         np.testing.assert_array_equal(a[padded_index(-12, 17, 5, mode)], np.pad(a, 12, mode=mode))
+
+
+def test_the_gather_and_inference_import_without_lightning():
+    # whole-scene inference of patch-centre models needs the gather, not the DataModule:
+    # importing Lightning with it cost about 2 s on every hsi infer
+    import subprocess
+    import sys
+
+    code = "import sys, hsi.infer, hsi.data.patches; print('lightning' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+    from hsi.data import HSIDataModule  # still importable from the package, on first use
+    from hsi.data.datamodule import HSIDataModule as direct
+
+    assert HSIDataModule is direct
