@@ -16,7 +16,7 @@ from torch import nn
 
 from hsi.errors import ModelSizeError, ShapeMismatchError  # noqa: F401 - ModelSizeError re-exported
 
-__all__ = ["ModelSizeError", "PatchClassifier", "channels_last_weights", "check_size", "conv_out_size"]
+__all__ = ["ModelSizeError", "PatchClassifier", "channels_last_weights", "check_dropout", "check_size", "conv_out_size"]
 
 
 def channels_last_weights(net: nn.Module) -> nn.Module:
@@ -53,6 +53,12 @@ def check_size(model: str, argument: str, value: object, minimum: int, why: str 
         reason = f" ({why})" if why else ""
         raise ModelSizeError(f"{model}: {argument} must be >= {minimum}{reason}; got {value}")
     return value
+
+
+def check_dropout(model: str, argument: str, value: float) -> None:
+    """Raise ``ValueError`` naming ``model`` and ``argument`` unless ``0 <= value < 1`` (a drop probability)."""
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"{model}: {argument} must be in [0, 1); got {value!r}")
 
 
 def conv_out_size(size: int, kernel: int, stride: int = 1, padding: int = 0) -> int:

@@ -8,7 +8,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from hsi.models.base import PatchClassifier, check_size
+from hsi.models.base import PatchClassifier, check_dropout, check_size
 from hsi.models.registry import register_model
 
 __all__ = ["CNN2D"]
@@ -82,8 +82,7 @@ class CNN2D(PatchClassifier):
             raise ValueError(
                 f"{name}: kernel_size must be odd (size-preserving padding); got {kernel_size}"
             )
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"{name}: dropout must be in [0, 1); got {dropout!r}")
+        check_dropout(name, "dropout", dropout)
         if head not in ("gap", "centre"):
             raise ValueError(f"{name}: head must be 'gap' or 'centre'; got {head!r}")
         self.head = head

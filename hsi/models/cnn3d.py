@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from hsi.models.base import PatchClassifier, check_size, conv_out_size
+from hsi.models.base import PatchClassifier, check_dropout, check_size, conv_out_size
 from hsi.models.registry import register_model
 
 __all__ = ["CNN3D"]
@@ -84,8 +84,7 @@ class CNN3D(PatchClassifier):
             )
         c1 = check_size(name, "conv_channels[0]", conv_channels[0], 1)
         c2 = check_size(name, "conv_channels[1]", conv_channels[1], 1)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"{name}: dropout must be in [0, 1); got {dropout!r}")
+        check_dropout(name, "dropout", dropout)
 
         spatial_pad = 1 if self.patch_size < 5 else 0
         self.features = nn.Sequential(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from hsi.models.base import PatchClassifier, check_size
+from hsi.models.base import PatchClassifier, check_dropout, check_size
 from hsi.models.registry import register_model
 
 __all__ = ["FCN"]
@@ -79,8 +79,7 @@ class FCN(PatchClassifier):
         name = type(self).__name__
         width = check_size(name, "width", width, 1)
         self.receptive_radius = check_size(name, "num_blocks", num_blocks, 0)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"{name}: dropout must be in [0, 1); got {dropout!r}")
+        check_dropout(name, "dropout", dropout)
 
         layers: list[nn.Module] = [
             nn.Conv2d(self.num_bands, width, 1, bias=False),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from hsi.models.base import PatchClassifier, check_size
+from hsi.models.base import PatchClassifier, check_dropout, check_size
 from hsi.models.registry import register_model
 
 __all__ = ["HybridSN"]
@@ -91,8 +91,7 @@ class HybridSN(PatchClassifier):
             )
         d1 = check_size(name, "dense_units[0]", dense_units[0], 1)
         d2 = check_size(name, "dense_units[1]", dense_units[1], 1)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"{name}: dropout must be in [0, 1); got {dropout!r}")
+        check_dropout(name, "dropout", dropout)
 
         # Conv3d kernels are (bands, rows, cols) on a (B, 1, C, P, P) volume.
         self.conv3d = nn.Sequential(

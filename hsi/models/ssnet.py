@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hsi.models.base import PatchClassifier, check_size
+from hsi.models.base import PatchClassifier, check_dropout, check_size
 from hsi.models.registry import register_model
 
 __all__ = ["SSNet"]
@@ -104,10 +104,8 @@ class SSNet(PatchClassifier):
         width = check_size(name, "width", width, 1)
         spectral_layers = check_size(name, "spectral_layers", spectral_layers, 1)
         self.receptive_radius = check_size(name, "num_blocks", num_blocks, 0)
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"{name}: dropout must be in [0, 1); got {dropout!r}")
-        if not 0.0 <= context_dropout < 1.0:
-            raise ValueError(f"{name}: context_dropout must be in [0, 1); got {context_dropout!r}")
+        check_dropout(name, "dropout", dropout)
+        check_dropout(name, "context_dropout", context_dropout)
 
         stem: list[nn.Module] = []
         in_channels = self.num_bands
