@@ -29,6 +29,7 @@ from hsi.data.cache import (
 )
 from hsi.data.patches import gather_windows, pad_cube
 from hsi.data.scene_source import LoadedSource, SourceSpec, load_source
+from hsi.preprocess._base import find_nonfinite
 
 if TYPE_CHECKING:
     from hsi.preprocess import Pipeline, Split
@@ -249,13 +250,13 @@ def exclude_nonfinite(src: LoadedSource, finite_pixel: np.ndarray) -> tuple[Load
 
 def _check_finite_output(x: np.ndarray, name: str) -> None:
     """The transformed cube must be finite everywhere (the fill step guarantees it; an old pipeline may not)."""
-    bad = ~np.isfinite(x)
-    if bad.any():
+    found = find_nonfinite(x)
+    if found is not None:
         from hsi.errors import NonFiniteInputError
 
-        first = tuple(int(v) for v in np.argwhere(bad)[0])
+        count, first = found
         raise NonFiniteInputError(
-            f"scene {name!r}: {int(bad.sum())} NaN or infinite value(s) after preprocessing (first at (row, col, "
+            f"scene {name!r}: {count} NaN or infinite value(s) after preprocessing (first at (row, col, "
             f"band) {first}); the pipeline has no NonFiniteFill step (a checkpoint from an older hsi?). "
             f"Refit the preprocessing, or fill the cube first"
         )

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from hsi.errors import NonFiniteInputError
+from hsi.preprocess._base import find_nonfinite
 
 __all__ = ["TTA_TRANSFORMS", "TilePredictor", "preprocess_block", "release_freed_memory"]
 
@@ -91,15 +92,11 @@ def preprocess_block(pipeline: Any, block: np.ndarray, outside: np.ndarray | Non
             x[start : start + _ROWS_PER_TRANSFORM] = pipeline.transform(block[start : start + _ROWS_PER_TRANSFORM])
     if outside is not None:
         x[outside] = 0.0
-    with np.errstate(invalid="ignore", over="ignore"):
-        total = np.add.reduce(x, axis=None)
-    if np.isfinite(total):
-        return x  # a finite total means every value is finite (an infinite one may be an overflow: checked below)
-    finite = np.isfinite(x).all(axis=-1)
-    if not finite.all():
-        first = tuple(int(i) for i in np.argwhere(~finite)[0])
+    found = find_nonfinite(x, per_pixel=True)
+    if found is not None:
+        count, first = found
         raise NonFiniteInputError(
-            f"{where}: {int((~finite).sum())} pixel(s) with NaN or infinite values after preprocessing "
+            f"{where}: {count} pixel(s) with NaN or infinite values after preprocessing "
             f"(first at block position {first}); fill or mask them before inference"
         )
     return x

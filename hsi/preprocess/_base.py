@@ -25,8 +25,28 @@ __all__ = [
     "BandTransformer",
     "NonFiniteWarning",
     "StateFormatError",
+    "find_nonfinite",
     "training_pixels",
 ]
+
+
+def find_nonfinite(x: np.ndarray, per_pixel: bool = False) -> tuple[int, tuple[int, ...]] | None:
+    """None when every value of ``x`` is finite, else ``(count, first index)`` of the non-finite ones.
+
+    One sum decides the common case (a finite total means every value is finite; an
+    infinite one may be an overflow, so only then are the values looked at). With
+    ``per_pixel`` the count and index are of pixels (the last axis, bands, reduced).
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = np.add.reduce(x, axis=None)
+    if np.isfinite(total):
+        return None
+    bad = ~np.isfinite(x)
+    if per_pixel:
+        bad = bad.any(axis=-1)
+    if not bad.any():
+        return None
+    return int(bad.sum()), tuple(int(i) for i in np.argwhere(bad)[0])
 
 
 def _as_mask(mask: Any, expected_shape: tuple[int, ...], what: str) -> np.ndarray:

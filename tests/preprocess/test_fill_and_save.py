@@ -123,3 +123,17 @@ def test_swapped_and_truncated_arrays_file_is_caught(tmp_path, saved):
     npz.write_bytes(npz.read_bytes()[:-10])  # truncated
     with pytest.raises(StateFormatError, match="does not match the SHA-256"):
         Pipeline.load(path)
+
+
+def test_find_nonfinite_counts_values_or_pixels_and_ignores_an_overflowing_sum():
+    from hsi.preprocess._base import find_nonfinite
+
+    x = np.ones((4, 5, 3), dtype=np.float32)
+    assert find_nonfinite(x) is None
+    big = np.full((4, 5, 3), 3e38, dtype=np.float32)  # finite, but the float32 sum overflows
+    assert find_nonfinite(big) is None
+    x[1, 2, 0] = np.nan
+    x[1, 2, 2] = np.inf
+    x[3, 0, 1] = -np.inf
+    assert find_nonfinite(x) == (3, (1, 2, 0))
+    assert find_nonfinite(x, per_pixel=True) == (2, (1, 2))
