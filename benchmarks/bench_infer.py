@@ -42,15 +42,6 @@ from pathlib import Path
 
 import numpy as np
 
-PATCH = 11  # the DataModule's default patch size
-
-
-def train_patch_size(name: str) -> int:
-    """The patch size of a checkpoint from ``hsi train --model name`` (registry recommendation or 11)."""
-    from hsi.models import recommended_patch_size
-
-    return recommended_patch_size(name) or PATCH
-
 
 def build_cube(folder: Path, height: int, width: int, bands: int, seed: int = 0) -> dict[str, Path]:
     """Write the cube strip by strip as chunked HDF5 and ``.npy`` (never whole in memory)."""
@@ -80,9 +71,10 @@ def make_model(name: str, cube_path: Path, bands: int):
     """An untrained network with a min-max pipeline fitted on the first 8 rows."""
     import torch
 
+    from hsi.data.patches import DEFAULT_PATCH_SIZE
     from hsi.infer import InferenceModel
     from hsi.infer.sources import open_scene_source
-    from hsi.models import build_model
+    from hsi.models import build_model, recommended_patch_size
     from hsi.preprocess import make_pipeline
     from hsi.scenes.palette import make_palette
 
@@ -92,7 +84,7 @@ def make_model(name: str, cube_path: Path, bands: int):
     sample = src.read_window(slice(0, 8), slice(None))
     src.close()
     pipe = make_pipeline(scaling="minmax").fit(sample)
-    patch = train_patch_size(name)
+    patch = recommended_patch_size(name, DEFAULT_PATCH_SIZE)  # as in a checkpoint from ``hsi train --model name``
     net = build_model(name, num_bands=bands, num_classes=k, patch_size=patch).eval()
     return InferenceModel(net=net, pipeline=pipe, patch_size=patch, padding="reflect",
                           class_names=[f"class_{i}" for i in range(1, k + 1)], palette=make_palette(k),

@@ -101,17 +101,6 @@ def _model(name: str, num_bands: int, num_classes: int, patch: int) -> torch.nn.
     return channels_last_weights(build_model(name, num_bands=num_bands, num_classes=num_classes, patch_size=patch))
 
 
-def train_patch_size(name: str) -> int:
-    """The patch size ``hsi train --model name`` uses when given none."""
-    import inspect
-
-    from hsi.data import HSIDataModule
-    from hsi.models import recommended_patch_size
-
-    default = inspect.signature(HSIDataModule.__init__).parameters["patch_size"].default
-    return recommended_patch_size(name) or default
-
-
 @contextlib.contextmanager
 def _quiet_stderr():
     """Silence the profiler's start/stop lines (written by C++ straight to file descriptor 2)."""
@@ -148,13 +137,17 @@ def measure(
     """One row per (model, memory format): data and step milliseconds, share, copies.
 
     ``formats`` are the ``channels_last`` values measured (side by side); ``patch`` is ``P``
-    for every model, or None for each model's ``hsi train`` default (:func:`train_patch_size`).
+    for every model, or None for each model's ``hsi train`` default (the registry's
+    recommendation, else the DataModule's default).
     """
+    from hsi.data.patches import DEFAULT_PATCH_SIZE
+    from hsi.models import recommended_patch_size
+
     torch.set_num_threads(threads)
     rows = []
     by_patch: dict[int, list[str]] = {}
     for name in models:
-        by_patch.setdefault(patch or train_patch_size(name), []).append(name)
+        by_patch.setdefault(patch or recommended_patch_size(name, DEFAULT_PATCH_SIZE), []).append(name)
     for p, names in by_patch.items():
         rows += _measure_patch(names, batch, steps, pca, cache_dir, formats, p, threads)
     order = {name: i for i, name in enumerate(models)}

@@ -56,6 +56,7 @@ from hsi.data.checkpoint import check_state, make_state
 from hsi.data.collate import collate_patches
 from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, gather_index_batch
 from hsi.data.loader import HSIDataLoader
+from hsi.data.patches import DEFAULT_PATCH_SIZE
 from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
 from hsi.data.scene_source import SourceSpec
 from hsi.io.layout import Layout
@@ -172,7 +173,7 @@ class HSIDataModule(pl.LightningDataModule):
         buffer: int | None = None,
         fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
         split_seed: int | None = None,
-        patch_size: int = 11,
+        patch_size: int = DEFAULT_PATCH_SIZE,
         padding: Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"] = "reflect",
         batch_size: int = 64,
         num_workers: int = 0,

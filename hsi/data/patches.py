@@ -44,6 +44,7 @@ from hsi.data.augment import symmetry_offsets
 from hsi.errors import OptionError
 
 __all__ = [
+    "DEFAULT_PATCH_SIZE",
     "PADDING_MODES",
     "extract_patches",
     "gather_rows",
@@ -54,6 +55,9 @@ __all__ = [
     "window_pixel_index",
     "window_view",
 ]
+
+#: the patch side a DataModule uses when given none (``HSIDataModule(patch_size=...)``)
+DEFAULT_PATCH_SIZE = 11
 
 #: padding modes accepted by :func:`pad_cube` (``numpy.pad`` names; "zeros" = "constant").
 PADDING_MODES = ("reflect", "symmetric", "edge", "constant", "zeros", "wrap")

@@ -125,11 +125,12 @@ def recommended_pca(name: str, num_bands: int) -> int | None:
     return int(target)
 
 
-def recommended_patch_size(name: str) -> int | None:
-    """Patch side a run should use for model ``name`` when given no ``patch_size``, or None.
+def recommended_patch_size(name: str, default: int | None = None) -> int | None:
+    """Patch side a run should use for model ``name`` when given no ``patch_size``; else ``default``.
 
     The class's ``RECOMMENDED_PATCH_SIZE``: the window it actually reads, where that is
     smaller than the DataModule's default (``spectral1d`` reads the centre pixel: 1).
+    ``default=hsi.data.patches.DEFAULT_PATCH_SIZE`` gives the size ``hsi train`` uses.
 
     Raises
     ------
@@ -137,4 +138,4 @@ def recommended_patch_size(name: str) -> int | None:
         If ``name`` is not registered.
     """
     size = getattr(get_model_class(name), "RECOMMENDED_PATCH_SIZE", None)
-    return None if size is None else int(size)
+    return default if size is None else int(size)
