@@ -1,16 +1,27 @@
 """Atomic file writes: a temporary file in the target folder, flushed, then renamed into place.
 
 Readers never see a half-written file, and a failed write leaves nothing behind; a writer
-killed mid-write leaves ``.<name>.tmp-<pid>-...``, which :func:`hsi.data.cache.remove_leftovers`
-removes once that process is gone.
+killed mid-write leaves ``.<name>.tmp-<pid>-...``, which :func:`remove_stale_temporaries`
+(called by :mod:`hsi.transaction` and :func:`hsi.data.cache.remove_leftovers`) removes once
+that process is gone. This is the one rename-into-place of the package: files
+(:func:`write_bytes_atomic`, :func:`atomic_path`) and moves (:func:`move_into_place`);
+:mod:`hsi.transaction` builds output folders on it. :func:`preallocate` reserves a memory
+map's blocks so a full disk fails at allocation rather than as SIGBUS on a page write.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+
+#: ``.<name>.tmp-<pid>[-<anything>]``: a temporary file or folder of process ``pid``
+TMP_RE = re.compile(r"^\..+\.tmp-(\d+)(-.*)?$")
 
 
 def _current_umask() -> int:
@@ -35,3 +46,132 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def tmp_prefix(path: Path) -> str:
+    """``.<name>.tmp-<pid>-``: the prefix of this process's temporary names beside ``path``."""
+    return f".{path.name}.tmp-{os.getpid()}-"
+
+
+def fsync_dir(folder: str | Path) -> None:
+    """Flush a folder's entries (renames into it) to disk; ignored where folders cannot be opened."""
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | Path, suffix: str = "") -> Iterator[Path]:
+    """A temporary path beside ``path`` to write to; moved to ``path`` when the block ends without error.
+
+    The temporary file exists (empty) when the block starts; on an error or interrupt it is
+    removed and ``path`` is left as it was.
+    """
+    path = Path(path)
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=tmp_prefix(path), suffix=suffix)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        os.chmod(tmp, 0o666 & ~_current_umask())
+        _fsync_file(tmp)
+        os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def move_into_place(src: str | Path, dst: str | Path) -> None:
+    """Rename ``src`` to ``dst`` (same filesystem), replacing a file there, and flush the folder entry."""
+    dst = Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(src, dst)
+    fsync_dir(dst.parent)
+
+
+def preallocate(path: str | Path) -> None:
+    """Reserve disk blocks for the whole of ``path`` (a sparse memory map) so later page writes cannot fail.
+
+    Uses ``os.posix_fallocate`` where the platform has it; elsewhere the zeros are written
+    out. A full disk raises ``OSError(ENOSPC)`` here, not SIGBUS when a page is written.
+    """
+    with open(path, "r+b") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if hasattr(os, "posix_fallocate"):
+            try:
+                os.posix_fallocate(fh.fileno(), 0, size)
+                return
+            except OSError as err:
+                if err.errno not in (errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+                    raise
+        block = bytes(1 << 20)
+        # zeros over zeros: the file's content is unchanged, its blocks become real
+        for start in range(0, size, len(block)):
+            fh.seek(start)
+            fh.write(block[: min(len(block), size - start)])
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def is_disk_full(err: BaseException | None) -> bool:
+    """True when ``err`` (or an error it was raised from) is a full disk or an exceeded quota.
+
+    Covers ``OSError`` with ``errno`` ENOSPC / EDQUOT and HDF5's errors, which carry
+    "No space left" in their text (as ``OSError`` or ``RuntimeError``).
+    """
+    seen = 0
+    while err is not None and seen < 10:
+        if isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if isinstance(err, (OSError, RuntimeError)) and "No space left" in str(err):
+            return True
+        err, seen = err.__cause__ or err.__context__, seen + 1
+    return False
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (someone else's counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OverflowError:
+        return False
+    return True
+
+
+def remove_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Remove ``.<name>.tmp-<pid>...`` files and folders in ``folder`` whose process is gone; returns them."""
+    folder = Path(folder)
+    removed: list[Path] = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        m = TMP_RE.match(name)
+        if not m or int(m.group(1)) == os.getpid() or pid_alive(int(m.group(1))):
+            continue
+        path = folder / name
+        with contextlib.suppress(OSError):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+            removed.append(path)
+    return removed

@@ -134,3 +134,28 @@ class DataQualityWarning(UserWarning):
 
 class OverwriteError(HSIError, FileExistsError):
     """A write would replace a file that ``hsi`` did not write (e.g. a user's ``survey.npz``)."""
+
+
+class NoDataError(HSIError, ValueError):
+    """Every pixel of a scene is no-data (a NaN or infinite band, or the file's no-data value): nothing to classify."""
+
+
+class DiskFullError(HSIError, OSError):
+    """A write ran out of disk space (or would: the free space checked before starting is too small).
+
+    The message names the folder, the bytes needed and the bytes free; what the run had
+    written is removed, so nothing half-written is left behind.
+    """
+
+
+class FileAccessError(HSIError, OSError):
+    """A file or folder given by the user that cannot be read or written as asked.
+
+    Permission denied, a folder where a file is expected (or a file where a folder is), a
+    path on a read-only filesystem: the message names the path, what was being done and
+    the system's reason.
+    """
+
+
+class MissingFileError(HSIError, FileNotFoundError):
+    """A file that ``hsi`` wrote and is asked to read back (a saved pipeline, a classical model) is not there."""

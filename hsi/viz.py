@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hsi.errors import OptionError, ShapeMismatchError
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from hsi.preprocess.split import Split
 
 __all__ = [
+    "NODATA_COLOR",
     "SPLIT_COLORS",
     "class_map_rgb",
     "pick_rgb_bands",
@@ -30,6 +33,9 @@ __all__ = [
 
 #: band centres (nm) looked for by :func:`pick_rgb_bands`: red, green, blue
 RGB_NM = (640.0, 550.0, 460.0)
+
+#: RGB (0-255) of no-data pixels in class maps: a magenta that no scene palette uses for a class
+NODATA_COLOR = (255, 0, 255)
 
 #: RGB (0-255) of each category in :func:`plot_split`.
 SPLIT_COLORS: dict[str, tuple[int, int, int]] = {
@@ -50,19 +56,40 @@ def split_rgb(split: Split) -> np.ndarray:
     return rgb
 
 
-def _label_rgb(labels: np.ndarray) -> np.ndarray:
-    from matplotlib import colormaps
+def _label_table(labels: np.ndarray, palette: Any | None, class_names: list[str] | None) -> np.ndarray:
+    """``(K + 1, 3)`` uint8 class colours: ``palette``, else the scene rule for ``class_names``."""
+    from hsi.scenes.palette import make_palette, scene_palette
 
-    k = max(int(labels.max()), 1)
-    cmap = colormaps["tab20"]
-    table = np.zeros((k + 1, 3), dtype=np.uint8)
-    for i in range(1, k + 1):
-        table[i] = np.round(np.asarray(cmap((i - 1) % 20)[:3]) * 255)
-    return table[np.clip(labels, 0, k)]
+    top = max(int(labels.max()), 0)
+    if palette is None:
+        names = list(class_names or [])
+        return scene_palette(names) if len(names) >= top else make_palette(top)
+    table = np.asarray(palette, dtype=np.uint8)
+    if table.ndim != 2 or table.shape[1] != 3 or len(table) <= top:
+        raise ShapeMismatchError(f"plot_split: palette has shape {table.shape}; the labels need "
+                                 f"(K + 1, 3) rows with K >= {top}")
+    return table
+
+
+def _draw_labels(ax: Any, lab: np.ndarray, table: np.ndarray, class_names: list[str] | None) -> None:
+    """The class map in ``table``'s colours, with a legend of the classes present (name, pixel count)."""
+    from matplotlib.patches import Patch
+
+    ax.imshow(class_map_rgb(lab, table), interpolation="nearest")
+    ax.set_title("labels")
+    present, counts = np.unique(lab[lab > 0], return_counts=True)
+    names = list(class_names or [])
+    handles = [Patch(facecolor=table[int(k)] / 255, edgecolor="black",
+                     label=f"{names[k - 1] if k <= len(names) else f'class {k}'} ({n})")
+               for k, n in zip(present, counts)]
+    if handles:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
+                  ncols=1 + len(handles) // 25)
 
 
 def plot_split(split: Split, labels: Any | None = None, path: str | Path | None = None,
-               title: str | None = None, class_names: list[str] | None = None) -> Figure:
+               title: str | None = None, class_names: list[str] | None = None,
+               palette: Any | None = None) -> Figure:
     """Draw a split over the scene: train / val / test / buffer / unlabeled, with a legend.
 
     Parameters
@@ -78,6 +105,10 @@ def plot_split(split: Split, labels: Any | None = None, path: str | Path | None 
         Title of the split panel (default: the split method).
     class_names : list of str, optional
         Names of classes 1..K for the labels legend (default: "class 1", "class 2", ...).
+    palette : (K + 1, 3) uint8, optional
+        Class colours, row ``k`` for class ``k``: pass the scene's (``scene.palette``,
+        ``datamodule.palette``) so the labels panel matches ``map.png``. Default: the
+        scene rule for ``class_names`` (:func:`hsi.scenes.palette.scene_palette`).
 
     Returns
     -------
@@ -96,23 +127,10 @@ def plot_split(split: Split, labels: Any | None = None, path: str | Path | None 
     if labels is not None:
         lab = np.asarray(labels)
         if lab.shape != split.shape:
-            from hsi.errors import ShapeMismatchError
-
             raise ShapeMismatchError(f"plot_split: labels has shape {lab.shape}, the split "
                                      f"{split.shape}")
         lab = lab.astype(np.int64)
-        rgb = _label_rgb(lab)
-        axes[0].imshow(rgb, interpolation="nearest")
-        axes[0].set_title("labels")
-        present, counts = np.unique(lab[lab > 0], return_counts=True)
-        names = list(class_names or [])
-        table = _label_rgb(np.arange(max(int(lab.max()), 1) + 1)[None])[0] / 255
-        class_handles = [Patch(facecolor=table[int(k)], edgecolor="black",
-                               label=f"{names[k - 1] if k <= len(names) else f'class {k}'} ({n})")
-                         for k, n in zip(present, counts)]
-        if class_handles:
-            axes[0].legend(handles=class_handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7,
-                           ncols=1 + len(class_handles) // 25)
+        _draw_labels(axes[0], lab, _label_table(lab, palette, class_names), class_names)
     ax = axes[-1]
     ax.imshow(split_rgb(split), interpolation="nearest")
     totals = split.counts.totals() if split.counts is not None else {}
@@ -168,7 +186,8 @@ def _image_figure(h: int, w: int, extra_width: float) -> tuple[Figure, Any]:
     return fig, ax
 
 
-def class_map_rgb(labels: Any, palette: Any, background: Any | None = None) -> np.ndarray:
+def class_map_rgb(labels: Any, palette: Any, background: Any | None = None,
+                  nodata: Any | None = None) -> np.ndarray:
     """An ``(H, W, 3)`` uint8 image of a class map in the scene's palette.
 
     Parameters
@@ -180,25 +199,34 @@ def class_map_rgb(labels: Any, palette: Any, background: Any | None = None) -> n
     background : (H, W) bool, optional
         Pixels that are background in the ground truth: drawn with their class colour
         blended half way to mid grey, so predictions there stay visible but distinct.
+    nodata : (H, W) bool, optional
+        No-data pixels (never classified): drawn in :data:`NODATA_COLOR`.
     """
     lab = np.asarray(labels)
     table = np.asarray(palette, dtype=np.uint8)
     if lab.size and (int(lab.min()) < 0 or int(lab.max()) >= len(table)):
-        raise ValueError(f"class_map_rgb: label ids must lie in 0..{len(table) - 1} (palette rows); "
+        raise ShapeMismatchError(f"class_map_rgb: label ids must lie in 0..{len(table) - 1} (palette rows); "
                          f"found {int(lab.min())}..{int(lab.max())}")
     rgb = table[lab]
     if background is not None:
         bg = np.asarray(background, dtype=bool)
         if bg.shape != lab.shape:
-            from hsi.errors import ShapeMismatchError
-
             raise ShapeMismatchError(f"class_map_rgb: background has shape {bg.shape}, labels {lab.shape}")
         rgb[bg] = ((rgb[bg].astype(np.uint16) + 128) // 2).astype(np.uint8)
+    if nodata is not None:
+        rgb[_same_shape(nodata, lab, "nodata")] = NODATA_COLOR
     return rgb
 
 
+def _same_shape(mask: Any, labels: np.ndarray, what: str) -> np.ndarray:
+    mask = np.asarray(mask, dtype=bool)
+    if mask.shape != labels.shape:
+        raise ShapeMismatchError(f"class_map_rgb: {what} has shape {mask.shape}, labels {labels.shape}")
+    return mask
+
+
 def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str | Path | None = None, *,
-                   background: Any | None = None, title: str | None = None) -> Figure:
+                   background: Any | None = None, nodata: Any | None = None, title: str | None = None) -> Figure:
     """Draw a classification map with a legend of class names in the scene's palette.
 
     Parameters
@@ -212,6 +240,9 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
         Save the figure there as PNG (atomically).
     background : (H, W) bool, optional
         Ground-truth background drawn dimmed (:func:`class_map_rgb`) and named in the legend.
+    nodata : (H, W) bool, optional
+        No-data pixels (label 0, never classified), drawn in :data:`NODATA_COLOR` and named
+        in the legend with their count.
     title : str, optional
 
     Returns
@@ -223,17 +254,21 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
     lab = np.asarray(labels)
     table = np.asarray(palette, dtype=np.uint8)
     if len(table) != len(class_names) + 1:
-        from hsi.errors import ShapeMismatchError
-
         raise ShapeMismatchError(f"plot_class_map: palette has {len(table)} rows, expected K + 1 = {len(class_names) + 1}")
     fig, ax = _image_figure(*lab.shape, 3.0)
-    ax.imshow(class_map_rgb(_decimate(lab), table, None if background is None else _decimate(np.asarray(background))),
+    ax.imshow(class_map_rgb(_decimate(lab), table, None if background is None else _decimate(np.asarray(background)),
+                            None if nodata is None else _decimate(np.asarray(nodata))),
               interpolation="nearest")
     counts = np.bincount(lab.ravel().astype(np.int64), minlength=len(table))
+    n_nodata = 0 if nodata is None else int(np.count_nonzero(nodata))
     handles = [Patch(facecolor=table[k] / 255, edgecolor="black", label=f"{name} ({counts[k]})")
                for k, name in enumerate(class_names, start=1)]
-    if counts[0]:
-        handles.append(Patch(facecolor=table[0] / 255, edgecolor="black", label=f"unlabeled, masked ({counts[0]})"))
+    if counts[0] > n_nodata:
+        handles.append(Patch(facecolor=table[0] / 255, edgecolor="black",
+                             label=f"unlabeled, masked ({counts[0] - n_nodata})"))
+    if n_nodata:
+        handles.append(Patch(facecolor=np.asarray(NODATA_COLOR) / 255, edgecolor="black",
+                             label=f"no data, not classified ({n_nodata})"))
     if background is not None:
         handles.append(Patch(facecolor=(0.5, 0.5, 0.5), edgecolor="black", hatch="//",
                              label="dimmed: background in ground truth"))
@@ -254,11 +289,11 @@ def pick_rgb_bands(wavelengths: Any | None, n_bands: int) -> list[int]:
     """
     n = int(n_bands)
     if n < 1:
-        raise ValueError(f"pick_rgb_bands: n_bands must be >= 1, got {n_bands}")
+        raise OptionError("n_bands", n_bands, "an integer >= 1 (pick_rgb_bands)")
     if wavelengths is not None:
         wl = np.asarray(wavelengths, dtype=np.float64)
         if wl.shape != (n,):
-            raise ValueError(f"pick_rgb_bands: {wl.size} wavelengths for {n} bands")
+            raise ShapeMismatchError(f"pick_rgb_bands: {wl.size} wavelengths for {n} bands")
         if wl.min() <= RGB_NM[2] and wl.max() >= RGB_NM[0]:
             return [int(np.argmin(np.abs(wl - target))) for target in RGB_NM]
     return [int(round(f * (n - 1))) for f in (0.75, 0.5, 0.25)]

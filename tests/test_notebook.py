@@ -6,6 +6,7 @@ The notebook test needs nbclient, nbformat and ipykernel (the dev extra) and is 
 from __future__ import annotations
 
 import base64
+import re
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,10 @@ def test_quickstart_runs_and_shows_its_figures(tmp_path, monkeypatch):
     assert len(images) >= 4 and all(img.startswith(b"\x89PNG") and len(img) > 5000 for img in images)
     assert "<Figure size" not in text  # figures are shown, not printed as their repr
     assert "test pixels: OA" in text
+    # the map's test-pixel OA is the one training scored on the same pixels
+    mapped = re.search(r"test pixels: OA (\d\.\d+)", text).group(1)
+    tested = re.search(r"trainer\.test: OA (\d\.\d+)", text).group(1)
+    assert mapped == tested
     assert "Samson is not available" in text and "no-shared-data" in text
     assert sorted(p.name for p in NOTEBOOK.parent.iterdir()) == before  # no cache or output beside the notebook
 

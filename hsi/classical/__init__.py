@@ -9,6 +9,7 @@ preprocessing::
     probs = model.predict_proba(X_test)     # (N, K)
     path = model.save("out/model.npz")
     same = load_classical(path)
+    same, run = load_classical_run(path)  # with what ``hsi train`` saved beside it (or None)
 
 scikit-learn fits them; prediction is implemented here from the fitted arrays (support
 vectors and dual coefficients; tree nodes), and tested equal to scikit-learn's. Saved
@@ -33,10 +34,16 @@ from hsi.classical.forest import RandomForest, fit_forest
 from hsi.classical.svm import RBFSVM, fit_svm
 from hsi.errors import ModelFileError, OptionError
 
-__all__ = ["CLASSICAL_MODELS", "RBFSVM", "ClassicalModel", "RandomForest", "fit_classical", "load_classical"]
+__all__ = [
+    "CLASSICAL_MODELS", "CLASSICAL_RUN_FORMAT", "RBFSVM", "ClassicalModel", "RandomForest", "fit_classical",
+    "load_classical", "load_classical_run",
+]
 
 CLASSICAL_MODELS = ("svm", "rf")
 """Names accepted by :func:`fit_classical` (and by ``hsi train --model``)."""
+
+CLASSICAL_RUN_FORMAT = "hsi.classical-run"
+"""``format`` of the run description ``hsi train`` saves in a model's ``meta["run"]``."""
 
 _CLASSES: dict[str, type[ClassicalModel]] = {"svm": RBFSVM, "rf": RandomForest}
 
@@ -110,7 +117,24 @@ def load_classical(path: str | Path) -> ClassicalModel:
         Not a classical model file, an unsupported version or kind, missing or
         inconsistent arrays.
     """
+    return _model_from(*read_model_file(path), path)
+
+
+def load_classical_run(path: str | Path) -> tuple[ClassicalModel, dict[str, Any] | None]:
+    """The model in ``path`` and the run description ``hsi train`` saved with it (None if there is none).
+
+    Raises
+    ------
+    FileNotFoundError, ModelFileError
+        As :func:`load_classical`.
+    """
     meta, arrays = read_model_file(path)
+    run = meta.get("run")
+    return _model_from(meta, arrays, path), run if isinstance(run, dict) else None
+
+
+def _model_from(meta: dict[str, Any], arrays: dict[str, np.ndarray], path: str | Path) -> ClassicalModel:
+    """The model of a file's checked ``meta`` and arrays."""
     cls = _CLASSES.get(str(meta["kind"]))
     if cls is None:
         raise ModelFileError(f"{path}: model kind {meta['kind']!r} unknown; expected one of {', '.join(_CLASSES)}")

@@ -17,7 +17,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from hsi._atomic import write_bytes_atomic
-from hsi.errors import BandMismatchError, ModelFileError, ShapeMismatchError
+from hsi.errors import (
+    BandMismatchError, MissingFileError, ModelFileError, NonFiniteInputError, OptionError, ShapeMismatchError,
+)
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "ClassicalModel", "check_features", "check_targets"]
 
@@ -45,7 +47,7 @@ def check_features(X: object, name: str = "X", num_bands: int | None = None) -> 
             f"{name} must be a non-empty 2-D array (pixels, bands); got shape {arr.shape}"
         )
     if not np.issubdtype(arr.dtype, np.number) or np.iscomplexobj(arr):
-        raise ValueError(f"{name} must hold real numbers; got dtype {arr.dtype}")
+        raise OptionError(name, f"dtype {arr.dtype}", "an array of real numbers (integer or floating point)")
     if num_bands is not None and arr.shape[1] != num_bands:
         raise BandMismatchError(
             f"{name} has {arr.shape[1]} bands (columns) but the model was fitted on {num_bands}"
@@ -54,7 +56,7 @@ def check_features(X: object, name: str = "X", num_bands: int | None = None) -> 
     bad = ~np.isfinite(arr)
     if bad.any():
         rows = np.flatnonzero(bad.any(axis=1))
-        raise ValueError(
+        raise NonFiniteInputError(
             f"{name} holds {int(bad.sum())} non-finite values in {rows.size} pixels "
             f"(first row {int(rows[0])}); remove or fill them before fitting/predicting"
         )
@@ -71,13 +73,14 @@ def check_targets(y: object, n: int, num_classes: int | None) -> tuple[np.ndarra
         raise ShapeMismatchError(f"y must have shape ({n},) to match X; got {arr.shape}")
     if not np.issubdtype(arr.dtype, np.integer):
         if not (np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr))):
-            raise ValueError(f"y must hold integer class labels; got dtype {arr.dtype}")
+            raise OptionError("y", f"dtype {arr.dtype}", "integer class labels")
     arr = arr.astype(np.int64)
     if arr.min() < 0:
-        raise ValueError(f"y must hold 0-based labels >= 0; found {int(arr.min())}")
+        raise OptionError("y", int(arr.min()), "0-based class labels (>= 0)")
     k = int(arr.max()) + 1 if num_classes is None else int(num_classes)
     if arr.max() >= k:
-        raise ValueError(f"y holds label {int(arr.max())} but num_classes is {k} (labels 0..{k - 1})")
+        raise OptionError("y", int(arr.max()),
+                          f"labels 0..{k - 1}: y holds label {int(arr.max())} but num_classes is {k}")
     return arr, k
 
 
@@ -121,8 +124,13 @@ class ClassicalModel(ABC):
 
     required_arrays: ClassVar[tuple[str, ...]] = ()
 
-    def save(self, path: str | Path) -> Path:
-        """Write the model to ``path`` (``.npz`` added if missing) atomically; returns the path."""
+    def save(self, path: str | Path, run: dict[str, Any] | None = None) -> Path:
+        """Write the model to ``path`` (``.npz`` added if missing) atomically; returns the path.
+
+        ``run`` (JSON values only) is stored beside the arrays as ``meta["run"]``: what
+        ``hsi train`` adds so that the file alone is enough for inference (the fitted
+        preprocessing, split and classes; :func:`hsi.classical.load_classical_run`).
+        """
         path = Path(path)
         if path.suffix != ".npz":
             path = path.with_name(path.name + ".npz")
@@ -134,6 +142,8 @@ class ClassicalModel(ABC):
             "num_classes": self.num_classes_,
             "params": self.params_,
         }
+        if run is not None:
+            meta["run"] = run
         buffer = io.BytesIO()
         np.savez_compressed(buffer, meta=np.array(json.dumps(meta)), **self._arrays())
         write_bytes_atomic(path, buffer.getvalue())
@@ -150,7 +160,7 @@ def read_model_file(path: str | Path) -> tuple[dict[str, Any], dict[str, np.ndar
     """The ``meta`` dict and arrays of a saved classical model, checked for format and version."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"classical model file not found: {path}")
+        raise MissingFileError(f"classical model file not found: {path}")
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {key: data[key] for key in data.files}

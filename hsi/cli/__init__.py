@@ -1,10 +1,11 @@
 """The ``hsi`` command: ``hsi train``, ``hsi infer``, ``hsi inspect``, ``hsi scenes``, ... (and ``python -m hsi``).
 
 Each subcommand is a module of this package with ``HELP`` (one line), ``add_arguments(parser)``
-and ``run(args) -> int``; :data:`COMMANDS` lists them. Every expected failure ends in one
-line ``error: ...`` on stderr and exit status 2 (:func:`main`); a bad option value names
-the option as it is written on the command line. Set ``HSI_TRACEBACK=1`` to see the
-traceback behind an error line.
+and ``run(args) -> int``; :data:`COMMANDS` lists them. Every expected failure (an
+:class:`~hsi.errors.HSIError`) ends in one line ``error: ...`` on stderr and exit status 2
+(:func:`main`); a bad option value names the option as it is written on the command line.
+Any other exception is a bug: it propagates with its traceback (exit status 1). Set
+``HSI_TRACEBACK=1`` to see the traceback behind an error line.
 """
 
 from __future__ import annotations
@@ -53,12 +54,6 @@ def describe_error(err: BaseException, flags: dict[str, str]) -> str:
     return one_line(str(err) or type(err).__name__)
 
 
-def _expected_errors() -> tuple[type[BaseException], ...]:
-    from lightning.fabric.utilities.exceptions import MisconfigurationException
-
-    return (HSIError, ValueError, OSError, MisconfigurationException)
-
-
 def build_parser(command: str | None = None) -> CommandParser:
     """The ``hsi`` parser with one subparser per command; only ``command``'s gets its options.
 
@@ -80,7 +75,12 @@ def build_parser(command: str | None = None) -> CommandParser:
 
 
 def run_command(module: object, args: argparse.Namespace) -> int:
-    """Run one command; expected failures become one ``error:`` line and exit status 2."""
+    """Run one command; expected failures become one ``error:`` line and exit status 2.
+
+    Only :class:`~hsi.errors.HSIError` is expected; any other exception (a bare
+    ``ValueError`` or ``OSError`` from deep inside) is a bug and propagates with its
+    traceback, so ``hsi`` / ``python -m hsi`` exit with status 1.
+    """
     flags = getattr(module, "FLAGS", lambda: {})()
     try:
         return int(module.run(args) or 0)  # type: ignore[attr-defined]
@@ -93,7 +93,7 @@ def run_command(module: object, args: argparse.Namespace) -> int:
     except UsageError as err:
         print(f"error: {one_line(str(err))}", file=sys.stderr)
         return EXIT_USAGE
-    except _expected_errors() as err:
+    except HSIError as err:  # expected: bad input, options, files; anything else is a bug (traceback, exit 1)
         if os.environ.get("HSI_TRACEBACK"):
             raise
         print(f"error: {describe_error(err, flags)}", file=sys.stderr)

@@ -5,10 +5,12 @@ Examples:
   hsi doctor --cube my.hdr --labels gt.mat --labels-key gt --pca 30 --out doctor/
   hsi doctor --scene samson --root data/samson --model fcn --checks batches spectra
 
-Checks: batches (one batch per split: shape, dtype, range), spectra (class means against
-wavelength and a re-read reference, band-order jumps), overfit (a fixed 16-sample batch to
-a loss near zero, labels aligned with the map), normalization (preprocessing fitted on the
-training pixels, test range under it), inference (tiled vs untiled prediction on a crop).
+Checks: batches (one batch per split: shape, dtype, range; the file's units), spectra
+(band order of the file: smooth spectra and a red edge where the wavelengths put it; of
+the pipeline: batches equal to the scene re-read), overfit (labels equal to the map at the
+patch centres, registered with the cube, learned from a fixed 64-patch batch far faster
+than permuted labels), normalization (preprocessing fitted on the training pixels, test
+range under it), inference (tiled vs untiled prediction on a crop).
 It takes the same data options as hsi train. Exit status: 0 all PASS, 1 any FAIL, 2 a
 usage or data error.
 """
@@ -23,15 +25,13 @@ HELP = "check a data pipeline (batches, spectra, overfit, normalization, tiled i
 
 #: DataModule arguments the doctor sets itself
 _DATA_EXCLUDED = ("predict_on",)
-#: command-line names of DataModule arguments (as hsi train)
-_RENAMED = {"cube_path": "cube", "labels_path": "labels", "test_labels_path": "test_labels"}
 
 
 def _data_specs():
     from hsi.cli.options import option_specs
     from hsi.data import HSIDataModule
 
-    return option_specs(HSIDataModule, exclude=_DATA_EXCLUDED, rename=_RENAMED)
+    return option_specs(HSIDataModule, exclude=_DATA_EXCLUDED)  # the roles' command-line names, as hsi train
 
 
 def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
@@ -67,10 +67,7 @@ def make_datamodule(args: argparse.Namespace):
     given = {name: getattr(args, name) for name in specs if hasattr(args, name)}
     if getattr(args, "config", None) is not None:
         given = {**read_config(args.config, specs), **given}
-    kwargs = {specs[name].param: value for name, value in given.items()}
-    if "fractions" in kwargs:
-        kwargs["fractions"] = tuple(kwargs["fractions"])
-    return HSIDataModule(**kwargs)
+    return HSIDataModule(**{specs[name].param: value for name, value in given.items()})
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ Examples:
   hsi infer --checkpoint runs/<run>/best.ckpt --scene indian_pines --out maps/ip
   hsi infer --checkpoint best.ckpt --cube big_scene.h5 --out maps/big --tile 512 --probabilities
   hsi infer --checkpoint best.ckpt --cube scene.hdr --labels gt.mat --out maps/s --mask-unlabeled
+  hsi infer --checkpoint runs/<svm run>/model.npz --scene indian_pines --out maps/ip-svm
 
 Writes into --out: labels.npy, the map as PNG with a legend, a false-colour composite, a
 confidence PNG, an ENVI classification file (opens in ENVI and QGIS with class names and
@@ -39,7 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = __doc__.split("\n\nWrites")[0]
     source = parser.add_argument_group("scene")
-    source.add_argument("--checkpoint", required=True, help="checkpoint written by hsi train (best.ckpt)")
+    source.add_argument("--checkpoint", required=True,
+                        help="what hsi train wrote: best.ckpt, or model.npz of an svm/rf run")
     where = source.add_mutually_exclusive_group(required=True)
     where.add_argument("--scene", help="registry scene (its labels are the ground truth)")
     where.add_argument("--cube", help="cube file (.mat, .h5, ENVI .hdr, .npy); read window by window")
@@ -56,6 +58,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _summary(result: Any) -> str:
     lines = [f"{name}: {path}" for name, path in sorted(result.files.items())]
+    if result.nodata_pixels:
+        total = result.labels.size if result.labels is not None else 0
+        share = f" ({100 * result.nodata_pixels / total:.2f} %)" if total else ""
+        lines.append(f"no-data: {result.nodata_pixels} pixel(s){share} left unclassified (label 0, confidence 0)")
     if result.metrics:
         for part, scores in result.metrics.items():
             if isinstance(scores, dict) and "oa" in scores:

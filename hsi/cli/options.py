@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 import yaml
 
+from hsi._roles import flags
+
 __all__ = ["OptionSpec", "add_options", "docstring_params", "option_specs", "flag_of"]
 
 _NONE_WORDS = ("none", "null")
@@ -132,11 +134,13 @@ def option_specs(
         Where the options are defined.
     exclude : iterable of str
         Parameters that are not options (set by the caller from other options).
-    rename : dict
+    rename : dict, optional
         Command-line names for parameters whose Python name reads badly on a command
-        line (``{"cube_path": "cube"}``).
+        line (``{"cube_path": "cube"}``); by default those of the roles' ``flag``
+        (:mod:`hsi._roles`).
     """
-    rename = rename or {}
+    if rename is None:  # the command-line names declared in the signature's roles (cube_path -> cube)
+        rename = flags(target) if isinstance(target, type) and not dataclasses.is_dataclass(target) else {}
     excluded = set(exclude)
     if dataclasses.is_dataclass(target):
         fn: Any = target
@@ -212,6 +216,21 @@ def convert(text: str, annotation: Any) -> Any:
     raise argparse.ArgumentTypeError(f"{text!r}: expected {_describe(annotation)}")
 
 
+def _is_tuple(annotation: Any) -> bool:
+    return any(typing.get_origin(k) is tuple for k in _scalar_types(annotation))
+
+
+class _SequenceAction(argparse.Action):
+    """``--fractions 0.6 0.2 0.2`` -> a tuple for a tuple-typed option, a list otherwise (as the signature says)."""
+
+    def __init__(self, *args: Any, as_tuple: bool = False, **kwargs: Any) -> None:
+        self.as_tuple = as_tuple
+        super().__init__(*args, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):  # noqa: D102
+        setattr(namespace, self.dest, tuple(values) if self.as_tuple else list(values))
+
+
 def _element_type(annotation: Any) -> tuple[Any, int | str]:
     """``(element annotation, nargs)`` of a list/tuple annotation."""
     for kind in _scalar_types(annotation):
@@ -283,7 +302,8 @@ def add_options(
         elif _is_kind(annotation, (list, tuple)):
             element, nargs = _element_type(annotation)
             parser.add_argument(spec.flag, nargs=nargs, type=lambda t, e=element: convert(t, e),
-                                metavar=spec.name.upper(), **common)
+                                action=_SequenceAction, as_tuple=_is_tuple(annotation), metavar=spec.name.upper(),
+                                **common)
         else:
             choices = spec.choices
             words = [str(c) for c in choices or ()] + (["none"] if choices and spec.optional else [])
@@ -306,7 +326,8 @@ def yaml_value(spec: OptionSpec, value: Any) -> Any:
         items = value if isinstance(value, (list, tuple)) else [value]
         if isinstance(nargs, int) and len(items) != nargs:
             raise argparse.ArgumentTypeError(f"{value!r}: expected {nargs} values")
-        return [convert(str(v), element) for v in items]
+        values = [convert(str(v), element) for v in items]
+        return tuple(values) if _is_tuple(spec.annotation) else values
     if _scalar_types(spec.annotation) == [bool]:
         if isinstance(value, bool):
             return value

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import yaml
 
+from hsi._checks import did_you_mean
 from hsi.cli.options import OptionSpec, add_options, option_specs, yaml_value
 
 HELP = "train a model on a scene; writes checkpoints, metrics.json and figures"
@@ -32,11 +33,9 @@ HELP = "train a model on a scene; writes checkpoints, metrics.json and figures"
 _DATA_EXCLUDED = ("seed", "predict_on")
 #: task arguments taken from the data and the schedule
 _MODEL_EXCLUDED = ("num_bands", "num_classes", "patch_size", "class_names", "max_epochs")
-#: command-line names of DataModule arguments
-_RENAMED = {"cube_path": "cube", "labels_path": "labels", "test_labels_path": "test_labels"}
 
 EPILOG = ("Writes into --out: best.ckpt, last.ckpt, metrics.json, predictions.npz, confusion.png, curves.png, "
-          "split.png and logs/. A value 'none' sets an option to None.")
+          "split.png, logs/ and run.json (the manifest, written last). A value 'none' sets an option to None.")
 
 
 def option_groups() -> dict[str, list[OptionSpec]]:
@@ -53,7 +52,7 @@ def option_groups() -> dict[str, list[OptionSpec]]:
             model_specs[i] = replace(spec, annotation=Literal[names],  # type: ignore[valid-type]
                                      help=spec.help + " or a classical per-pixel baseline: " + ", ".join(CLASSICAL_MODELS))
     return {
-        "data": option_specs(HSIDataModule, exclude=_DATA_EXCLUDED, rename=_RENAMED),
+        "data": option_specs(HSIDataModule, exclude=_DATA_EXCLUDED),
         "model": model_specs,
         "run": option_specs(RunOptions),
     }
@@ -94,7 +93,8 @@ def read_config(path: Path, specs: dict[str, OptionSpec]) -> dict[str, Any]:
         key = str(raw_key).replace("-", "_")
         spec = specs.get(key) or by_param.get(key)
         if spec is None:
-            raise UsageError(f"--config: {str(path)!r}: unknown option {raw_key!r}; known options: {', '.join(sorted(specs))}")
+            hint = did_you_mean(key, sorted(specs))
+            raise UsageError(f"--config: {str(path)!r}: unknown option {raw_key!r}{hint} (options: {', '.join(sorted(specs))})")
         try:
             values[spec.name] = yaml_value(spec, value)
         except argparse.ArgumentTypeError as err:
@@ -115,8 +115,6 @@ def make_config(args: argparse.Namespace):
     parts: dict[str, dict[str, Any]] = {}
     for group, group_specs in groups.items():
         parts[group] = {s.param: given[s.name] for s in group_specs if s.name in given}
-    if "fractions" in parts["data"]:
-        parts["data"]["fractions"] = tuple(parts["data"]["fractions"])
     return TrainConfig(data=parts["data"], model=parts["model"], run=RunOptions(**parts["run"]),
                        given_run=set(parts["run"]))
 
@@ -131,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         metrics = run_training(cfg)
     except DatasetNotFoundError as err:
-        if cfg.data.get("download"):
+        if cfg.data.get("download") or cfg.data.get("cube_path"):  # --download cannot fetch the user's own files
             raise
         raise DatasetNotFoundError(f"{err} (add --download to fetch them)") from err
     if metrics:

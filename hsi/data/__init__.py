@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hsi.data.augment import PatchAugment
 from hsi.data.cache import CacheEntry, PatchCache
-from hsi.data.collate import collate_patches, fit_spatial
+from hsi.data.collate import collate_patches
 from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, PatchBatch, gather_index_batch
 from hsi.data.loader import HSIDataLoader
 from hsi.data.patches import extract_patches, gather_windows, pad_cube, window_view
@@ -34,7 +34,6 @@ __all__ = [
     "SourceSpec",
     "collate_patches",
     "extract_patches",
-    "fit_spatial",
     "gather_index_batch",
     "gather_windows",
     "load_source",

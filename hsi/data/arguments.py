@@ -1,57 +1,73 @@
-"""Checks of ``HSIDataModule``'s arguments, made in its constructor before anything is read.
+"""The roles and checks of ``HSIDataModule``'s arguments, and the checks that span several of them.
 
-Each bad value raises :class:`hsi.errors.OptionError` naming the argument, the value and
-what is allowed, so a script, LightningCLI and ``hsi train`` all report it the same way
-and before any file is opened. What needs the data (a PCA larger than the band count, a
-patch larger than the scene) is checked when the scene is loaded.
+Each argument's :class:`hsi._roles.Role` (``SOURCE``, ``recipe(...)``, ``loader(...)``) sits in
+the DataModule's signature; the checks below are the ones those roles name, plus
+:func:`check_combinations` for what only several arguments together decide (a cube needs
+labels, a fixed split a test map, the fractions depend on the split). Each bad value raises
+:class:`hsi.errors.OptionError` naming the argument, the value and what is allowed, so a
+script, LightningCLI and ``hsi train`` all report it the same way and before any file is
+opened. What needs the data (a PCA larger than the band count, a patch larger than the
+scene) is checked when the scene is loaded.
 """
 
 from __future__ import annotations
 
-import typing
 from typing import Any
 
-from hsi._checks import check_int, is_int
+from hsi._checks import integer, is_int, not_an_option, odd_integer
+from hsi._roles import Role
 from hsi.errors import OptionError
+from hsi.preprocess.pca import check_components
 
-__all__ = ["check_arguments"]
-
-
-def _check_choice(name: str, value: Any, annotation: Any) -> None:
-    members = typing.get_args(annotation) if typing.get_origin(annotation) is not typing.Literal else (annotation,)
-    allowed = [a for arg in members if typing.get_origin(arg) is typing.Literal for a in typing.get_args(arg)]
-    optional = type(None) in members
-    if value is None and optional:
-        return
-    if value not in allowed:
-        words = ", ".join(map(str, allowed)) + (" or None" if optional else "")
-        raise OptionError(name, value, f"one of {words}")
+__all__ = ["check_combinations", "check_pca", "integral_pca", "check_remove_bands", "loader", "recipe", "source"]
 
 
-def _check_counts(h: dict[str, Any]) -> None:
-    p = h["patch_size"]
-    if not is_int(p) or p < 1 or p % 2 == 0:
-        raise OptionError("patch_size", p, "an odd integer >= 1 (the patch is centred on its pixel)")
-    for name, low in (("batch_size", 1), ("block_size", 1), ("num_workers", 0), ("seed", 0)):
-        check_int(name, h[name], low)
-    for name in ("buffer", "split_seed"):
-        if h[name] is not None and (not is_int(h[name]) or h[name] < 0):
-            raise OptionError(name, h[name], "an integer >= 0, or none")
-    if h["remove_bands"] is not None and not all(is_int(b) and b >= 0 for b in h["remove_bands"]):
-        raise OptionError("remove_bands", h["remove_bands"], "a list of band indices >= 0")
+def recipe(check: Any = None, *, resume: str = "fixed") -> Role:
+    """The role of an argument that changes the cached arrays (it is part of the cache key)."""
+    return Role("recipe", resume, check)  # type: ignore[arg-type]
 
 
-def _check_pca(pca: Any) -> None:
-    if pca is None:
-        return
-    if is_int(pca):
-        if pca < 1:
-            raise OptionError("pca", pca, "a number of components >= 1, a variance fraction in (0, 1), or none")
-    elif isinstance(pca, float):
-        if not 0.0 < pca < 1.0:
-            raise OptionError("pca", pca, "a number of components >= 1 (an integer), a variance fraction in (0, 1), or none")
-    else:
-        raise OptionError("pca", pca, "a number of components >= 1, a variance fraction in (0, 1), or none")
+def loader(check: Any = None, *, resume: str = "free") -> Role:
+    """The role of an argument that only changes how batches are served (a resumed run may change it)."""
+    return Role("loader", resume, check)  # type: ignore[arg-type]
+
+
+def source(flag: str | None = None) -> Role:
+    """The role of an argument that names the scene (part of the cache's source identity, kept on resume).
+
+    ``flag`` is its command-line name where the Python one reads badly (``cube_path`` is ``--cube``).
+    """
+    return Role("source", "fixed", None, flag)
+
+
+#: the checks the signature's roles name
+PATCH_SIZE = odd_integer(1, "the patch is centred on its pixel")
+AT_LEAST_ONE = integer(1)
+AT_LEAST_ZERO = integer(0)
+BUFFER = integer(0, optional=True, none_means=" (patch_size // 2)")
+SPLIT_SEED = integer(0, optional=True, none_means=" (the seed)")
+
+
+def check_remove_bands(name: str, value: Any) -> None:
+    """A list of band indices >= 0, or None."""
+    if value is not None and not all(is_int(b) and b >= 0 for b in value):
+        raise OptionError(name, value, "a list of band indices >= 0")
+
+
+def integral_pca(pca: Any) -> Any:
+    """``4.0`` -> ``4``: a whole float >= 1 is a number of components (LightningCLI hands ``--data.pca 4`` over as 4.0)."""
+    if isinstance(pca, float) and pca >= 1 and pca.is_integer():
+        return int(pca)
+    return pca
+
+
+def check_pca(name: str, pca: Any) -> None:
+    """The PCA rule of :func:`hsi.preprocess.pca.check_components`, or None (no PCA)."""
+    if pca is not None:
+        try:
+            check_components(name, pca)
+        except OptionError as err:
+            raise OptionError(name, pca, f"{err.allowed}, or none") from None
 
 
 def _check_fractions(fractions: Any, split: str) -> None:
@@ -82,31 +98,36 @@ def _check_source(h: dict[str, Any]) -> None:
 
 
 def _check_scene(scene: str, options: dict[str, Any]) -> None:
-    """A registered scene name; for the synthetic scene, options its generator takes."""
-    import inspect
-
+    """A registered scene name, and options its loader takes (a typo names the closest one)."""
     from hsi.scenes import list_scenes
     from hsi.scenes.registry import normalize_name
 
     if normalize_name(scene) not in list_scenes():
         raise OptionError("scene", scene, "one of " + ", ".join(list_scenes()) + " (`hsi scenes` lists them)")
-    if normalize_name(scene) == "synthetic":
+    accepted = _scene_options(normalize_name(scene))
+    unknown = [k for k in options if accepted is not None and k not in accepted]
+    if unknown:
+        raise OptionError("scene_options", unknown[0], not_an_option(unknown[0], accepted, f"scene {scene}"))
+
+
+def _scene_options(name: str) -> list[str] | None:
+    """The options a registered scene takes: its generator's or loader's keywords (None: unknown, any)."""
+    import inspect
+
+    from hsi.scenes.registry import get_scene_spec
+
+    if name == "synthetic":
         from hsi.scenes.synthetic import make_synthetic_scene
 
-        accepted = [n for n in inspect.signature(make_synthetic_scene).parameters]
-        unknown = sorted(set(options) - set(accepted))
-        if unknown:
-            raise OptionError("scene_options", unknown[0], "an option of the synthetic scene: " + ", ".join(accepted))
+        return list(inspect.signature(make_synthetic_scene).parameters)
+    spec = get_scene_spec(name)
+    if spec.family == "custom":  # a user's loader may pass **options on: not ours to judge
+        return None
+    params = inspect.signature(spec.loader).parameters.values()
+    return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
 
 
-def check_arguments(h: dict[str, Any]) -> None:
-    """Raise :class:`OptionError` for the first argument of ``HSIDataModule`` that is not allowed."""
-    from hsi.data.datamodule import HSIDataModule
-
-    hints = typing.get_type_hints(HSIDataModule.__init__)
-    for name in ("layout", "scaling", "split", "padding", "cache", "predict_on"):
-        _check_choice(name, h[name], hints[name])
-    _check_counts(h)
-    _check_pca(h["pca"])
+def check_combinations(h: dict[str, Any]) -> None:
+    """Raise :class:`OptionError` for the first combination of ``HSIDataModule`` arguments that is not allowed."""
     _check_fractions(h["fractions"], h["split"])
     _check_source(h)

@@ -29,12 +29,17 @@ from hsi.data.cache import (
 )
 from hsi.data.patches import gather_windows, pad_cube
 from hsi.data.scene_source import LoadedSource, SourceSpec, load_source
-from hsi.preprocess._base import find_nonfinite
+from hsi.errors import CheckpointError
+from hsi.preprocess._base import find_nonfinite, nodata_mask
 
 if TYPE_CHECKING:
     from hsi.preprocess import Pipeline, Split
 
-__all__ = ["PREPROCESS_SEMANTICS", "CacheRecipe", "check_cube_values", "exclude_nonfinite", "open_entry"]
+__all__ = ["IGNORE_INDEX", "PREPROCESS_SEMANTICS", "CacheRecipe", "check_cube_values", "exclude_nonfinite", "open_entry",
+           "zero_based"]
+
+#: the label of an unlabeled pixel in every batch (classes are ``0..K-1`` there); losses and metrics skip it
+IGNORE_INDEX = -1
 
 #: the splits that get patch arrays with ``strategy="patches"``
 _SPLITS = ("train", "val", "test")
@@ -43,7 +48,10 @@ _SPLITS = ("train", "val", "test")
 #: the same inputs would give different arrays. 2: pixels with a non-finite spectrum are
 #: left out of every split, and non-finite values are filled with the training median.
 #: 3: per-band scaling of float32 cubes computed in float32 (a few ulps from float64).
-PREPROCESS_SEMANTICS = 3
+#: 4: ``predict_on="all"`` leaves no-data pixels out, as whole-scene inference does.
+#: 5: the stored class names and palette follow the scene rule (synthetic ``S-...`` names, Samson
+#: ``Rock, Tree, Water``, :func:`hsi.scenes.palette.scene_palette` colours).
+PREPROCESS_SEMANTICS = 5
 
 
 @dataclass(frozen=True)
@@ -52,54 +60,48 @@ class CacheRecipe:
 
     Parameters
     ----------
-    scaling, pca, remove_bands : arguments of ``hsi.preprocess.make_pipeline``.
-    split_method : "block" | "random" | "fixed".
-    block_size, buffer, fractions, split_seed : split parameters (``buffer`` resolved).
-    patch_size, padding : window size ``P`` and border padding of the cube.
-    strategy : "cube" | "patches" (also stores ``(N, P, P, C)`` arrays for train/val/test).
-    checkpoint : a loaded state with the ``split`` and fitted ``pipeline`` (JSON) to use
-        instead of making and fitting them; None makes new ones.
+    values : dict
+        The ``HSIDataModule`` arguments whose role is ``recipe`` (:mod:`hsi._roles`), resolved
+        (``buffer`` and ``split_seed`` filled in, ``patch_size`` and ``padding`` of a loaded
+        state). The cache key is built from all of them, so an argument declared as a recipe
+        argument can never be left out of it.
+    checkpoint : dict, optional
+        A loaded state with the ``split`` and fitted ``pipeline`` (JSON) to use instead of
+        making and fitting them; None makes new ones.
     """
 
-    scaling: str | None
-    pca: int | float | None
-    remove_bands: list[int] | None
-    split_method: str
-    block_size: int
-    buffer: int
-    fractions: tuple[float, ...]
-    split_seed: int
-    patch_size: int
-    padding: str
-    strategy: str
+    values: dict[str, Any]
     checkpoint: dict[str, Any] | None = None
 
+    @property
+    def patch_size(self) -> int:
+        """Window size ``P``."""
+        return int(self.values["patch_size"])
+
+    @property
+    def padding(self) -> str:
+        """Border padding of the cube."""
+        return str(self.values["padding"])
+
+    @property
+    def strategy(self) -> str:
+        """"patches" (also ``(N, P, P, C)`` arrays per split) or "cube"."""
+        return "patches" if self.values["cache"] == "patches" else "cube"
+
     def description(self, identity: dict[str, Any]) -> dict[str, Any]:
-        """The dictionary the cache is keyed by (recorded in ``meta.json``)."""
+        """The dictionary the cache is keyed by (recorded in ``meta.json``): every recipe argument, and more."""
         from hsi import __version__
 
         ckpt = self.checkpoint
+        arguments = {name: json_roundtrip(value) for name, value in sorted(self.values.items()) if name != "cache"}
         return {
             "cache_format": CACHE_FORMAT,
             "preprocess_semantics": PREPROCESS_SEMANTICS,
             "hsi_version": __version__,
             "source": identity,
-            "preprocess": {
-                "scaling": self.scaling,
-                "pca": self.pca,
-                "remove_bands": None if self.remove_bands is None else [int(b) for b in self.remove_bands],
-                "state_sha256": description_key(ckpt["pipeline"]) if ckpt else None,
-            },
-            "split": {
-                "method": self.split_method,
-                "block_size": int(self.block_size),
-                "buffer": self.buffer,
-                "fractions": [float(f) for f in self.fractions],
-                "seed": int(self.split_seed),
-                "state_sha256": description_key(ckpt["split"]) if ckpt else None,
-            },
-            "patch_size": self.patch_size,
-            "padding": self.padding,
+            **arguments,
+            "state_sha256": {"pipeline": description_key(ckpt["pipeline"]), "split": description_key(ckpt["split"])}
+            if ckpt else None,
             "dtype": "float32",
             "layout": "HWC",
             "strategy": self.strategy,
@@ -112,21 +114,22 @@ class CacheRecipe:
         if self.checkpoint:
             split = Split.from_state(self.checkpoint["split"])
             if split.shape != src.labels.shape:
-                raise ValueError(
+                raise CheckpointError(
                     f"the split in the loaded state is {split.shape}, the scene {src.name!r} is {src.labels.shape}"
                 )
             if split.params.get("method") in ("block", "random") and not split.matches(src.labels):
-                raise ValueError(
+                raise CheckpointError(
                     f"the split in the loaded state was made from a different label map than scene {src.name!r} "
                     "(labels_sha256 differs); load the checkpoint with the scene it was trained on"
                 )
             return split
-        if self.split_method == "block":
-            return block_split(src.labels, block_size=self.block_size, fractions=self.fractions, buffer=self.buffer,
-                               seed=self.split_seed)
-        if self.split_method == "random":
-            return random_split(src.labels, fractions=self.fractions, seed=self.split_seed)
-        return fixed_split(src.labels, src.test_labels, val_fraction=float(self.fractions[1]), seed=self.split_seed)
+        v = self.values
+        fractions, seed = tuple(float(f) for f in v["fractions"]), int(v["split_seed"])
+        if v["split"] == "block":
+            return block_split(src.labels, block_size=v["block_size"], fractions=fractions, buffer=v["buffer"], seed=seed)
+        if v["split"] == "random":
+            return random_split(src.labels, fractions=fractions, seed=seed)
+        return fixed_split(src.labels, src.test_labels, val_fraction=fractions[1], seed=seed)
 
     def make_pipeline(self, src: LoadedSource, split: Split) -> Pipeline:
         """The checkpoint's pipeline, or a new one fitted on the training pixels only."""
@@ -134,12 +137,13 @@ class CacheRecipe:
 
         if self.checkpoint:
             return Pipeline.from_state(self.checkpoint["pipeline"])
-        kept = src.cube.shape[2] - len(set(self.remove_bands or ()))
-        if isinstance(self.pca, int) and not isinstance(self.pca, bool) and self.pca > kept:
+        pca, remove_bands = self.values["pca"], self.values["remove_bands"]
+        kept = src.cube.shape[2] - len(set(remove_bands or ()))
+        if isinstance(pca, int) and not isinstance(pca, bool) and pca > kept:
             from hsi.errors import OptionError
 
-            raise OptionError("pca", self.pca, f"at most {kept}, the number of bands of scene {src.name!r}")
-        pipe = make_pipeline(scaling=self.scaling, pca=self.pca, remove_bands=self.remove_bands,
+            raise OptionError("pca", pca, f"at most {kept}, the number of bands of scene {src.name!r}")
+        pipe = make_pipeline(scaling=self.values["scaling"], pca=pca, remove_bands=remove_bands,
                              fill_nonfinite="median")
         return pipe.fit(src.cube, split.train, wavelengths=src.wavelengths)
 
@@ -147,7 +151,8 @@ class CacheRecipe:
         """The cache's arrays and JSON state for the loaded source."""
         check_scene_fits_patch(src, self.patch_size)
         check_cube_values(src.cube, src.name)
-        finite_pixel = np.isfinite(src.cube).all(axis=-1)
+        nodata = nodata_mask(src.cube)  # the same rule as inference's no-data pixels
+        finite_pixel = np.ones(src.cube.shape[:2], dtype=bool) if nodata is None else ~nodata
         src, excluded = exclude_nonfinite(src, finite_pixel)
         split = self.make_split(src)
         pipeline = self.make_pipeline(src, split)
@@ -162,12 +167,12 @@ class CacheRecipe:
         # a checkpoint's split may include pixels that are non-finite in this cube: never serve them
         masks = {"train": split.train & finite_pixel, "val": split.val & finite_pixel,
                  "test": split.test & finite_pixel, "labeled": labels > 0,
-                 "all": np.ones(labels.shape, dtype=bool)}
+                 "all": finite_pixel}  # no-data pixels are never classified
         arrays: dict[str, np.ndarray | ArraySpec] = {"cube": padded, "label_map": labels.astype(np.int64)}
         for name, mask in masks.items():
             coords = np.argwhere(mask).astype(np.int64)  # row-major order
             arrays[f"{name}_coords"] = coords
-            arrays[f"{name}_labels"] = labels[coords[:, 0], coords[:, 1]].astype(np.int64) - 1
+            arrays[f"{name}_labels"] = zero_based(labels[coords[:, 0], coords[:, 1]])
             if self.strategy == "patches" and name in _SPLITS:
                 arrays[f"{name}_patches"] = ArraySpec(  # N x C x P x P, stored (N, P, P, C)
                     (coords.shape[0], p, p, padded.shape[2]), "<f4", functools.partial(_fill_patches, padded, coords, p)
@@ -186,6 +191,12 @@ class CacheRecipe:
             },
         }
         return arrays, state
+
+
+def zero_based(labels: np.ndarray) -> np.ndarray:
+    """Class ids ``1..K`` (0 = unlabeled) as the batches' int64 ``0..K-1``, unlabeled as :data:`IGNORE_INDEX`."""
+    labels = np.asarray(labels, dtype=np.int64)
+    return np.where(labels > 0, labels - 1, IGNORE_INDEX)
 
 
 def check_cube_values(cube: np.ndarray, name: str) -> None:

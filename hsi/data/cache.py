@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from hsi._atomic import write_bytes_atomic
+from hsi._atomic import TMP_RE, atomic_path, pid_alive, preallocate, remove_stale_temporaries, write_bytes_atomic
 from hsi.errors import CacheError
 
 try:  # POSIX only; elsewhere builds are not serialized across processes
@@ -72,7 +72,6 @@ __all__ = [
     "PatchCache",
     "canonical_json",
     "description_key",
-    "file_digest",
     "json_roundtrip",
 ]
 
@@ -84,7 +83,7 @@ CACHE_FORMAT = 2
 CHUNK_BYTES = 16 << 20
 #: caches whose arrays total at most this are verified in full on open; larger ones per file on first touch
 FULL_CHECK_BYTES = 256 << 20
-_TMP_RE = re.compile(r"^\..+\.tmp-(\d+)(-.*)?$")
+_TMP_RE = TMP_RE
 _CACHE_DIR_RE = re.compile(r"^.+-[0-9a-f]{16}$")
 
 
@@ -113,11 +112,6 @@ def chunk_digests(path: str | Path, chunk: int | None = None) -> list[str]:
     return out
 
 
-def file_digest(path: str | Path) -> str:
-    """One SHA-256 over the chunk digests of the file (a whole-file content checksum)."""
-    return hashlib.sha256("".join(chunk_digests(path)).encode()).hexdigest()
-
-
 def check_chunks(path: Path, recorded: list[str]) -> str | None:
     """None when every chunk of ``path`` has its recorded digest, else what differs."""
     found = chunk_digests(path)
@@ -129,14 +123,7 @@ def check_chunks(path: Path, recorded: list[str]) -> str | None:
     return None
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
+_pid_alive = pid_alive
 
 
 def remove_leftovers(root: Path) -> list[Path]:
@@ -150,16 +137,7 @@ def remove_leftovers(root: Path) -> list[Path]:
         return removed
     folders = [d for d in root.iterdir() if _CACHE_DIR_RE.match(d.name) and d.is_dir()]
     for folder in folders:
-        try:
-            names = os.listdir(folder)
-        except OSError:
-            continue
-        for name in names:
-            m = _TMP_RE.match(name)
-            if m and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1))):
-                with contextlib.suppress(OSError):
-                    (folder / name).unlink()
-                    removed.append(folder / name)
+        removed += remove_stale_temporaries(folder)
     return removed
 
 
@@ -285,21 +263,16 @@ Builder = Callable[[], tuple[dict[str, np.ndarray | ArraySpec], dict[str, Any]]]
 
 
 def _atomic_save_array(path: Path, value: np.ndarray | ArraySpec) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")  # the pid lets a later open clean it up
-    try:
+    with atomic_path(path) as tmp:  # ".<name>.tmp-<pid>-...": a later open cleans up after a killed builder
         if isinstance(value, ArraySpec):
             out = np.lib.format.open_memmap(tmp, mode="w+", dtype=np.dtype(value.dtype), shape=tuple(value.shape))
+            preallocate(tmp)  # a full disk fails here, not as SIGBUS while filling
             value.fill(out)
             out.flush()
             del out
         else:
             with open(tmp, "wb") as f:
                 np.save(f, np.ascontiguousarray(value), allow_pickle=False)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
 
 
 def materialize(value: np.ndarray | ArraySpec) -> np.ndarray:

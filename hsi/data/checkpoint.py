@@ -35,19 +35,47 @@ def read_checkpoint(path: str | Path, option: str = "checkpoint") -> dict[str, A
     Raises
     ------
     CheckpointError
-        No such file, or a file that is not a readable checkpoint (truncated, foreign).
+        No such file, or a file that is not a checkpoint written by hsi (truncated, foreign,
+        pickled objects). The message says what the file looks like instead of repeating
+        torch's advice to load it with ``weights_only=False``, which would run its code.
     """
     import torch
 
+    if Path(path).is_dir():
+        raise CheckpointError(f"{option}: {str(path)!r} is a folder, expected a checkpoint file "
+                              f"(such as {str(Path(path) / 'best.ckpt')!r})")
     if not Path(path).is_file():
         raise CheckpointError(f"{option}: {str(path)!r}: no such checkpoint file")
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # a truncated or foreign file
-        raise CheckpointError(f"{option}: {str(path)!r} is not a readable Lightning checkpoint ({err})") from err
-    if not isinstance(ckpt, dict):
-        raise CheckpointError(f"{option}: {str(path)!r} holds a {type(ckpt).__name__}, not a Lightning checkpoint")
+    except Exception as err:  # a truncated or foreign file; torch's message is not shown (see above)
+        raise CheckpointError(
+            f"{option}: {str(path)!r} is not a checkpoint written by hsi: {_what_file(path, err)}"
+        ) from err
+    if not isinstance(ckpt, dict) or not isinstance(ckpt.get("state_dict"), dict):
+        what = "a dict without a 'state_dict'" if isinstance(ckpt, dict) else f"a {type(ckpt).__name__}"
+        raise CheckpointError(
+            f"{option}: {str(path)!r} is not a checkpoint written by hsi: it holds {what}, not a Lightning checkpoint"
+        )
     return ckpt
+
+
+def _what_file(path: str | Path, err: BaseException) -> str:
+    """What a file that ``torch.load(weights_only=True)`` refused looks like, in words."""
+    if "Unsupported global" in str(err):
+        return ("it holds pickled Python objects besides tensors and plain values, which hsi never writes "
+                "and does not load (unpickling them could run code from the file)")
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if not head:
+        return "the file is empty"
+    if head.startswith(b"PK"):
+        return "a zip archive (e.g. a .npz) that is not a PyTorch checkpoint, or a truncated checkpoint"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not a PyTorch file (random or truncated bytes, or another format)"
+    return "a text file"
 
 
 def make_state(
@@ -80,17 +108,17 @@ def make_state(
 
 
 def check_state(state_dict: Any) -> None:
-    """Raise ``ValueError`` unless ``state_dict`` is a state of this format and version with the needed keys."""
+    """Raise :class:`CheckpointError` unless ``state_dict`` is a state of this format, version and keys."""
     if not isinstance(state_dict, dict) or state_dict.get("format") != STATE_FORMAT:
-        raise ValueError(
+        raise CheckpointError(
             f"HSIDataModule.load_state_dict: expected a state with format {STATE_FORMAT!r}, "
             f"found {state_dict.get('format') if isinstance(state_dict, dict) else type(state_dict).__name__!r}"
         )
     if state_dict.get("format_version") != STATE_VERSION:
-        raise ValueError(
+        raise CheckpointError(
             f"HSIDataModule.load_state_dict: unsupported format_version {state_dict.get('format_version')!r}, "
             f"this version reads {STATE_VERSION}"
         )
     missing = [k for k in _REQUIRED if k not in state_dict]
     if missing:
-        raise ValueError(f"HSIDataModule.load_state_dict: state lacks keys {missing}")
+        raise CheckpointError(f"HSIDataModule.load_state_dict: state lacks keys {missing}")

@@ -16,7 +16,10 @@ Flow (``prepare_data`` once per node, ``setup`` on every process):
 
 Batches: ``(patches (B, C, P, P) float32, labels (B,) int64)`` from train/val/test,
 ``(patches, labels, coords (B, 2) int64)`` from predict. Labels are 0-based; -1 marks an
-unlabeled pixel (``predict_on="all"``).
+unlabeled pixel (``predict_on="all"``). A final training batch of one sample is folded into
+the batch before it (batch normalisation cannot train on one sample, and no pixel is
+dropped); val/test/predict loaders yield every pixel, in batches of any size. A training
+split of fewer than 2 pixels per process is refused (:func:`check_trainable_size`).
 
 Epoch seeding: augmentation randomness is ``f(seed, epoch, sample index)``; the epoch is
 the train sampler's epoch (set by Lightning each epoch, or by
@@ -42,13 +45,28 @@ from __future__ import annotations
 import functools
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import lightning.pytorch as pl
 import numpy as np
 import torch
 
-from hsi.data.arguments import check_arguments
+from hsi._checks import number
+from hsi._roles import check_declared, roles
+from hsi.data.arguments import (
+    AT_LEAST_ONE,
+    AT_LEAST_ZERO,
+    BUFFER,
+    PATCH_SIZE,
+    SPLIT_SEED,
+    check_combinations,
+    check_pca,
+    integral_pca,
+    check_remove_bands,
+    loader,
+    recipe,
+    source,
+)
 from hsi.data.augment import PatchAugment
 from hsi.data.build import CacheRecipe, open_entry
 from hsi.data.cache import CacheEntry, json_roundtrip
@@ -59,6 +77,7 @@ from hsi.data.loader import HSIDataLoader
 from hsi.data.patches import DEFAULT_PATCH_SIZE
 from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
 from hsi.data.scene_source import SourceSpec
+from hsi.errors import CheckpointError, SplitError
 from hsi.io.layout import Layout
 
 if TYPE_CHECKING:
@@ -67,6 +86,21 @@ if TYPE_CHECKING:
 __all__ = ["HSIDataModule"]
 
 logger = logging.getLogger("hsi.data")
+
+
+def check_trainable_size(num_train: int, num_replicas: int = 1) -> None:
+    """Refuse a training split too small to give each process a batch of two or more.
+
+    A lone final batch is merged into the one before it, but a process whose whole epoch is
+    one sample has nothing to merge it with, and batch normalisation cannot train on it.
+    """
+    if num_train < 2 * num_replicas:
+        per = f" ({num_replicas} processes: 2 each)" if num_replicas > 1 else ""
+        raise SplitError(
+            f"the training split holds {num_train} labelled pixel(s); training needs at least "
+            f"{2 * num_replicas}{per}, since batch normalisation cannot train on a batch of one. "
+            "Use a smaller block_size, a larger training fraction or more labels"
+        )
 
 
 class HSIDataModule(pl.LightningDataModule):
@@ -135,16 +169,22 @@ class HSIDataModule(pl.LightningDataModule):
         Folder of the .npy patch caches; a second run with the same inputs reuses them (None: keep everything
         in memory, no files).
     cache : Literal["cube", "patches", "memory"]
-        cube: padded cube + coordinates, windows are cut per batch; patches: also N x C x P x P arrays per
-        split (for slow random-access storage); memory: no files even with a cache_dir.
+        cube: padded cube + coordinates, windows are cut per batch; patches: also the windows of every split,
+        stored (N, P, P, C) (for slow random-access storage); memory: no files even with a cache_dir.
     augment : bool
         Random flips and quarter turns of the training patches.
+    spectral_scale : float
+        With augment: multiply each training patch by a factor drawn from U(1 - s, 1 + s), 0 = off
+        (brightness changes; in the units after scaling).
+    spectral_noise : float
+        With augment: add a per-band offset drawn from N(0, sigma^2) to each training patch, 0 = off.
     gather_on_device : bool
         Keep the preprocessed cube on the accelerator and cut patches there.
     balanced_sampling : bool
         Class-balanced, distributed-aware training sampler.
     predict_on : Literal["test", "labeled", "all"]
-        Pixels of the predict loader: the test split, every labeled pixel, or every pixel of the scene.
+        Pixels of the predict loader: the test split, every labeled pixel, or every pixel of the scene
+        that has data (no-data pixels, with a NaN or infinite band, are never classified).
     seed : int
         Seed of shuffling and augmentation (and of the split unless split_seed is set).
     channels_last : bool
@@ -154,56 +194,53 @@ class HSIDataModule(pl.LightningDataModule):
 
     def __init__(
         self,
-        scene: str | None = "synthetic",
-        root: str | None = None,
-        download: bool = False,
-        cube_path: str | None = None,
-        labels_path: str | None = None,
-        cube_key: str | None = None,
-        labels_key: str | None = None,
-        layout: Layout | None = None,
-        scene_options: dict[str, Any] | None = None,
-        scaling: Literal["minmax", "standardize"] | None = "minmax",
-        pca: int | float | None = None,
-        remove_bands: list[int] | None = None,
-        split: Literal["block", "random", "fixed"] = "block",
-        test_labels_path: str | None = None,
-        test_labels_key: str | None = None,
-        block_size: int = 16,
-        buffer: int | None = None,
-        fractions: tuple[float, float, float] = (0.6, 0.2, 0.2),
-        split_seed: int | None = None,
-        patch_size: int = DEFAULT_PATCH_SIZE,
-        padding: Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"] = "reflect",
-        batch_size: int = 64,
-        num_workers: int = 0,
-        pin_memory: bool = False,
-        persistent_workers: bool = False,
-        cache_dir: str | None = None,
-        cache: Literal["cube", "patches", "memory"] = "cube",
-        augment: bool = True,
-        gather_on_device: bool = False,
-        balanced_sampling: bool = False,
-        predict_on: Literal["test", "labeled", "all"] = "test",
-        seed: int = 0,
-        channels_last: bool = True,
+        scene: Annotated[str | None, source()] = "synthetic",
+        root: Annotated[str | None, source()] = None,
+        download: Annotated[bool, loader()] = False,
+        cube_path: Annotated[str | None, source("cube")] = None,
+        labels_path: Annotated[str | None, source("labels")] = None,
+        cube_key: Annotated[str | None, source()] = None,
+        labels_key: Annotated[str | None, source()] = None,
+        layout: Annotated[Layout | None, source()] = None,
+        scene_options: Annotated[dict[str, Any] | None, source()] = None,
+        scaling: Annotated[Literal["minmax", "standardize"] | None, recipe()] = "minmax",
+        pca: Annotated[int | float | None, recipe(check_pca)] = None,
+        remove_bands: Annotated[list[int] | None, recipe(check_remove_bands)] = None,
+        split: Annotated[Literal["block", "random", "fixed"], recipe()] = "block",
+        test_labels_path: Annotated[str | None, source("test_labels")] = None,
+        test_labels_key: Annotated[str | None, source()] = None,
+        block_size: Annotated[int, recipe(AT_LEAST_ONE)] = 16,
+        buffer: Annotated[int | None, recipe(BUFFER)] = None,
+        fractions: Annotated[tuple[float, float, float], recipe()] = (0.6, 0.2, 0.2),
+        split_seed: Annotated[int | None, recipe(SPLIT_SEED)] = None,
+        patch_size: Annotated[int, recipe(PATCH_SIZE)] = DEFAULT_PATCH_SIZE,
+        padding: Annotated[Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"], recipe()] = "reflect",
+        batch_size: Annotated[int, loader(AT_LEAST_ONE)] = 64,
+        num_workers: Annotated[int, loader(AT_LEAST_ZERO)] = 0,
+        pin_memory: Annotated[bool, loader()] = False,
+        persistent_workers: Annotated[bool, loader()] = False,
+        cache_dir: Annotated[str | None, loader()] = None,
+        cache: Annotated[Literal["cube", "patches", "memory"], recipe(resume="free")] = "cube",
+        augment: Annotated[bool, loader()] = True,
+        spectral_scale: Annotated[float, loader(number(0.0, 1.0))] = 0.0,
+        spectral_noise: Annotated[float, loader(number(0.0))] = 0.0,
+        gather_on_device: Annotated[bool, loader()] = False,
+        balanced_sampling: Annotated[bool, loader()] = False,
+        predict_on: Annotated[Literal["test", "labeled", "all"], loader()] = "test",
+        seed: Annotated[int, loader(AT_LEAST_ZERO, resume="fixed")] = 0,
+        channels_last: Annotated[bool, loader()] = True,
     ) -> None:
         super().__init__()
+        # saved as a list (save_hyperparameters reads the locals): hparams.yaml then reads back with yaml.safe_load
+        fractions = list(fractions) if isinstance(fractions, tuple) else fractions
         self.save_hyperparameters()
-        check_arguments(dict(self.hparams))
-        self.source = SourceSpec(
-            scene=scene,
-            root=root,
-            cube_path=cube_path,
-            labels_path=labels_path,
-            cube_key=cube_key,
-            labels_key=labels_key,
-            layout=layout,
-            download=download,
-            scene_options=dict(scene_options or {}),
-            test_labels_path=test_labels_path,
-            test_labels_key=test_labels_key,
-        )
+        # LightningCLI hands "--data.pca 4" over as 4.0 (in the hyperparameters it passes too): a whole
+        # number of components, not a variance fraction
+        self.hparams["pca"] = integral_pca(self.hparams["pca"])
+        check_declared(type(self), dict(self.hparams))
+        check_combinations(dict(self.hparams))
+        named = {name: self.hparams[name] for name, role in roles(type(self)).items() if role.kind == "source"}
+        self.source = SourceSpec(**{**named, "scene_options": dict(scene_options or {})}, download=bool(download))
         self._override: dict[str, Any] | None = None  # split/pipeline from load_state_dict
         self._expected_classes: list[str] | None = None  # class names of a loaded state
         self._entry: CacheEntry | None = None
@@ -231,22 +268,12 @@ class HSIDataModule(pl.LightningDataModule):
         return self.patch_size // 2 if b is None else int(b)
 
     def _recipe(self) -> CacheRecipe:
-        """The cache contents the current arguments (and any loaded state) ask for."""
+        """The cache contents the current arguments (and any loaded state) ask for: every ``recipe`` argument."""
         h = self.hparams
-        return CacheRecipe(
-            scaling=h.scaling,
-            pca=h.pca,
-            remove_bands=h.remove_bands,
-            split_method=h.split,
-            block_size=h.block_size,
-            buffer=self.buffer,
-            fractions=tuple(h.fractions),
-            split_seed=h.seed if h.split_seed is None else h.split_seed,
-            patch_size=self.patch_size,
-            padding=self.padding,
-            strategy="patches" if h.cache == "patches" else "cube",
-            checkpoint=self._override,
-        )
+        resolved = {"buffer": self.buffer, "split_seed": h.seed if h.split_seed is None else h.split_seed,
+                    "patch_size": self.patch_size, "padding": self.padding}
+        values = {name: resolved.get(name, h[name]) for name, role in roles(type(self)).items() if role.kind == "recipe"}
+        return CacheRecipe(values, checkpoint=self._override)
 
     def _resolve(self) -> CacheEntry:
         """Open (or build) the cache for the current arguments; in memory if ``cache_dir`` is None."""
@@ -262,7 +289,7 @@ class HSIDataModule(pl.LightningDataModule):
             entry = self._resolve()
             found = list(entry.state["scene"]["class_names"])
             if self._expected_classes is not None and found != self._expected_classes:
-                raise ValueError(
+                raise CheckpointError(
                     f"HSIDataModule.load_state_dict: the checkpoint's classes {self._expected_classes} differ from "
                     f"the scene's {found}"
                 )
@@ -290,7 +317,9 @@ class HSIDataModule(pl.LightningDataModule):
         entry = self._ensure_entry()
         key = self.hparams.predict_on if name == "predict" else name
         coords, labels = entry.arrays[f"{key}_coords"], entry.arrays[f"{key}_labels"]
-        augment = PatchAugment() if (name == "train" and self.hparams.augment) else None
+        h = self.hparams
+        augment = PatchAugment(scale=float(h.spectral_scale), noise=float(h.spectral_noise)) \
+            if (name == "train" and h.augment) else None
         common = {"augment": augment, "seed": int(self.hparams.seed), "channels_last": bool(self.hparams.channels_last)}
         if self.hparams.gather_on_device:
             return HSIIndexDataset(coords, labels, self.patch_size, cube=entry.arrays["cube"], **common)
@@ -322,12 +351,15 @@ class HSIDataModule(pl.LightningDataModule):
         """The ``predict_on`` pixels; ``.coords`` are their (row, col) centres."""
         return self._dataset("predict")
 
-    def _loader(self, ds: HSIPatchDataset, sampler: Any = None, with_coords: bool = False) -> HSIDataLoader:
+    def _loader(
+        self, ds: HSIPatchDataset, sampler: Any = None, with_coords: bool = False, train: bool = False
+    ) -> HSIDataLoader:
         h = self.hparams
         return HSIDataLoader(
             ds,
             batch_size=int(h.batch_size),
             sampler=sampler,
+            merge_lone_tail=train,  # no training batch of one (batch norm); eval loaders unchanged
             num_workers=int(h.num_workers),
             pin_memory=bool(h.pin_memory),
             persistent_workers=bool(h.persistent_workers) and int(h.num_workers) > 0,
@@ -335,14 +367,19 @@ class HSIDataModule(pl.LightningDataModule):
         )
 
     def train_dataloader(self) -> HSIDataLoader:
-        """Shuffled per epoch by a seeded sampler (class-balanced with ``balanced_sampling``)."""
+        """Shuffled per epoch by a seeded sampler (class-balanced with ``balanced_sampling``).
+
+        A final batch of one sample is folded into the one before it, so every training
+        pixel is seen each epoch and no batch normalisation sees a batch of one.
+        """
         ds = self.train_dataset
+        num_replicas, rank = distributed_context(self.trainer)
+        check_trainable_size(len(ds), num_replicas)
         if self.hparams.balanced_sampling:
-            num_replicas, rank = distributed_context(self.trainer)
             sampler = ClassBalancedSampler(ds.labels, num_replicas=num_replicas, rank=rank, seed=int(self.hparams.seed))
         else:
             sampler = EpochShuffleSampler(ds, seed=int(self.hparams.seed))
-        return self._loader(ds, sampler)
+        return self._loader(ds, sampler, train=True)
 
     def val_dataloader(self) -> HSIDataLoader:
         return self._loader(self.val_dataset)
@@ -353,6 +390,20 @@ class HSIDataModule(pl.LightningDataModule):
     def predict_dataloader(self) -> HSIDataLoader:
         """Batches of ``(patches, labels, coords)``."""
         return self._loader(self.predict_dataset, with_coords=True)
+
+    def pixel_spectra(self, split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The preprocessed spectra of a split's pixels, for per-pixel models (the classical baselines).
+
+        ``split`` is "train", "val", "test" or "predict". Returns ``X (N, C)`` float32 (the
+        centre pixels of the split's patches), ``y (N,)`` int64 0-based labels and
+        ``coords (N, 2)`` int64 rows and columns, in the order of the split's dataset.
+        """
+        dataset = self._dataset(split)
+        coords = np.asarray(dataset.coords, dtype=np.int64)
+        pad = self.patch_size // 2
+        cube = self._ensure_entry().load("cube")  # padded (H + 2 pad, W + 2 pad, C)
+        X = np.asarray(cube[coords[:, 0] + pad, coords[:, 1] + pad, :], dtype=np.float32)
+        return X, np.asarray(dataset.labels, dtype=np.int64), coords
 
     # ================================================================== device path
     def device_cube(self, device: torch.device | str) -> torch.Tensor:

@@ -39,7 +39,7 @@ from torch.utils.data import Dataset
 
 from hsi.data.augment import PatchAugment, symmetry_offsets
 from hsi.data.patches import check_patch_size, gather_rows, gather_windows, pad_cube
-from hsi.errors import OptionError
+from hsi.errors import OptionError, ShapeMismatchError
 
 __all__ = ["HSIPatchDataset", "HSIIndexDataset", "PatchBatch", "gather_index_batch"]
 
@@ -122,14 +122,15 @@ class HSIPatchDataset(Dataset):
         channels_last: bool = True,
     ) -> None:
         if (cube is None) == (patches is None):
-            raise ValueError("HSIPatchDataset needs exactly one of cube= (padded HWC) or patches= ((N, C, P, P))")
+            raise OptionError("cube", "given with patches=" if cube is not None else None,
+                              "exactly one of cube= (padded HWC) or patches= ((N, C, P, P)) for HSIPatchDataset")
         self.patch_size = check_patch_size(patch_size)
         self.coords = _load_small(coords, "coords").astype(np.int64, copy=False)
         self.labels = _load_small(labels, "labels").astype(np.int64, copy=False)
         if self.coords.ndim != 2 or self.coords.shape[1] != 2:
-            raise ValueError(f"coords must be (N, 2), got shape {self.coords.shape}")
+            raise ShapeMismatchError(f"coords must be (N, 2), got shape {self.coords.shape}")
         if self.labels.shape != (self.coords.shape[0],):
-            raise ValueError(f"labels must be (N,) = ({self.coords.shape[0]},), got shape {self.labels.shape}")
+            raise ShapeMismatchError(f"labels must be (N,) = ({self.coords.shape[0]},), got shape {self.labels.shape}")
         self._sources: dict[str, ArrayLike] = {"cube": cube} if cube is not None else {"patches": patches}
         self._opened: dict[str, Any] = {}  # per-process: open memory maps, tensor views
         if patches_layout not in ("NCPP", "NPPC"):
@@ -167,16 +168,17 @@ class HSIPatchDataset(Dataset):
         if self.source_kind == "cube":
             shape = self._array("cube").shape
             if len(shape) != 3 or shape[0] < p or shape[1] < p:
-                raise ValueError(f"cube must be a padded (H + {p - 1}, W + {p - 1}, C) array, got shape {shape}")
+                raise ShapeMismatchError(
+                    f"cube must be a padded (H + {p - 1}, W + {p - 1}, C) array, got shape {shape}")
             h, w = shape[0] - p + 1, shape[1] - p + 1
             if n and (self.coords.min() < 0 or self.coords[:, 0].max() >= h or self.coords[:, 1].max() >= w):
-                raise ValueError(f"coords fall outside the {h} x {w} image of the padded cube {shape}")
+                raise ShapeMismatchError(f"coords fall outside the {h} x {w} image of the padded cube {shape}")
         else:
             shape = self._array("patches").shape
             spatial = shape[2:] if self.patches_layout == "NCPP" else shape[1:3]
             if len(shape) != 4 or shape[0] != n or spatial != (p, p):
                 want = f"(N={n}, C, {p}, {p})" if self.patches_layout == "NCPP" else f"(N={n}, {p}, {p}, C)"
-                raise ValueError(f"patches must be {want} ({self.patches_layout}), got shape {shape}")
+                raise ShapeMismatchError(f"patches must be {want} ({self.patches_layout}), got shape {shape}")
         self._opened.clear()  # reopen lazily where used (e.g. in each worker)
 
     @property

@@ -41,7 +41,7 @@ import numpy as np
 import torch
 
 from hsi.data.augment import symmetry_offsets
-from hsi.errors import OptionError
+from hsi.errors import OptionError, ShapeMismatchError
 
 __all__ = [
     "DEFAULT_PATCH_SIZE",
@@ -91,15 +91,15 @@ def pad_cube(cube: np.ndarray, patch_size: int, mode: str = "reflect") -> np.nda
     """
     patch_size = check_patch_size(patch_size)
     if cube.ndim != 3:
-        raise ValueError(f"cube must be (H, W, C), got shape {cube.shape}")
+        raise ShapeMismatchError(f"cube must be (H, W, C), got shape {cube.shape}")
     if mode not in PADDING_MODES:
         raise OptionError("padding", mode, f"one of {', '.join(PADDING_MODES)}")
     r = patch_size // 2
     height, width = cube.shape[:2]
     if mode == "reflect" and r >= min(height, width):
-        raise ValueError(
-            f"padding='reflect' needs patch_size // 2 = {r} < min(H, W) = {min(height, width)}; "
-            "use a smaller patch_size or padding='symmetric'/'zeros'"
+        raise OptionError(
+            "padding", mode, f"a mode other than 'reflect' for this scene: reflect needs patch_size // 2 = {r} < "
+            f"min(H, W) = {min(height, width)}; use a smaller patch_size or padding='symmetric'/'zeros'"
         )
     np_mode = "constant" if mode == "zeros" else mode
     if r == 0:
@@ -116,7 +116,7 @@ def window_view(padded: Any, patch_size: int, channels_last: bool = False) -> An
     """
     p = check_patch_size(patch_size)
     if padded.ndim != 3:
-        raise ValueError(f"padded cube must be (H + 2r, W + 2r, C), got shape {tuple(padded.shape)}")
+        raise ShapeMismatchError(f"padded cube must be (H + 2r, W + 2r, C), got shape {tuple(padded.shape)}")
     if isinstance(padded, torch.Tensor):
         hp, wp, c = padded.shape
         s0, s1, s2 = padded.stride()
@@ -280,7 +280,7 @@ def gather_rows(
 
 def _check_coords(coords: Any) -> None:
     if coords.ndim != 2 or coords.shape[1] != 2:
-        raise ValueError(f"coords must be (N, 2), got shape {tuple(coords.shape)}")
+        raise ShapeMismatchError(f"coords must be (N, 2), got shape {tuple(coords.shape)}")
 
 
 def gather_windows(padded: Any, coords: Any, patch_size: int, channels_last: bool = True, codes: Any = None) -> Any:

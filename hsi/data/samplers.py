@@ -19,6 +19,8 @@ import numpy as np
 import torch
 from torch.utils.data import DistributedSampler, RandomSampler
 
+from hsi.errors import OptionError, SplitError
+
 __all__ = ["EpochShuffleSampler", "ClassBalancedSampler", "distributed_context"]
 
 
@@ -94,7 +96,7 @@ class ClassBalancedSampler(DistributedSampler):
             num_replicas = r if num_replicas is None else num_replicas
             rank = k if rank is None else rank
         if not 0 <= rank < num_replicas:
-            raise ValueError(f"rank must be in [0, num_replicas={num_replicas}), got {rank}")
+            raise OptionError("rank", rank, f"an integer in [0, num_replicas={num_replicas})")
         self.labels = labels
         self.num_replicas = int(num_replicas)
         self.rank = int(rank)
@@ -105,7 +107,7 @@ class ClassBalancedSampler(DistributedSampler):
         self.dataset = labels  # for code that reads sampler.dataset
         self.classes = np.unique(labels[labels >= 0])
         if self.classes.size == 0:
-            raise ValueError("ClassBalancedSampler needs at least one labeled sample (labels >= 0)")
+            raise SplitError("ClassBalancedSampler needs at least one labeled sample (labels >= 0)")
         self.total_draw = int(num_samples_total) if num_samples_total is not None else int((labels >= 0).sum())
         if self.drop_last:
             self.num_samples = self.total_draw // self.num_replicas

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from hsi.errors import OptionError
+
 __all__ = ["SourceSpec", "LoadedSource", "load_source", "file_identity"]
 
 _SHA_MEMO: dict[tuple[str, int, int, int, int, int], str] = {}
@@ -36,17 +38,28 @@ def file_identity(path: str | Path) -> dict[str, Any]:
     user call can set back), and a file replaced by rename has a new inode, so the hash is
     computed again.
     """
+    from hsi._paths import user_path
+
     p = Path(path).expanduser().resolve()
-    st = p.stat()
-    memo_key = (str(p), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_ctime_ns)
-    digest = _SHA_MEMO.get(memo_key)
-    if digest is None:
-        h = hashlib.sha256()
-        with open(p, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        digest = _SHA_MEMO[memo_key] = h.hexdigest()
+    with user_path(path, "read"):
+        st = p.stat()
+        memo_key = (str(p), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_ctime_ns)
+        digest = _SHA_MEMO.get(memo_key) or _sha256(p, memo_key)
     return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
+
+
+def _sha256(path: Path, memo_key: tuple[str, int, int, int, int, int]) -> str:
+    """The SHA-256 of the file at ``path``, remembered under ``memo_key``."""
+    from hsi.errors import CubeFormatError
+
+    if path.is_dir():
+        raise CubeFormatError(f"{path}: is a directory, expected a file (a cube or label map)")
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    digest = _SHA_MEMO[memo_key] = h.hexdigest()
+    return digest
 
 
 def _files_of(obj: Any) -> list[str]:
@@ -110,9 +123,10 @@ class SourceSpec:
     def __post_init__(self) -> None:
         self.scene_options = dict(self.scene_options or {})
         if self.cube_path is not None and self.labels_path is None:
-            raise ValueError(f"cube_path={self.cube_path!r} needs labels_path= (the ground-truth map) as well")
+            raise OptionError("labels_path", None,
+                              f"the ground-truth map of cube_path={self.cube_path!r} (both are needed)")
         if self.cube_path is None and self.scene is None:
-            raise ValueError("give either scene= (a registry name such as 'synthetic') or cube_path= and labels_path=")
+            raise OptionError("scene", None, "a registry name such as 'synthetic', or else cube_path= and labels_path=")
 
     @property
     def kind(self) -> str:
@@ -160,61 +174,9 @@ def load_source(spec: SourceSpec) -> LoadedSource:
 
         test_raw = read_labels(spec.test_labels_path, key=spec.test_labels_key)
     if spec.kind == "files":
-        from hsi.io import read_cube, read_labels
-        from hsi.scenes.palette import make_palette
-
-        cube = read_cube(spec.cube_path, key=spec.cube_key, layout=spec.layout)
-        raw = read_labels(spec.labels_path, key=spec.labels_key)
-        if raw.shape != cube.data.shape[:2]:
-            from hsi.errors import ShapeMismatchError
-
-            raise ShapeMismatchError(
-                f"labels_path={spec.labels_path!r} has shape {raw.shape}, the cube {spec.cube_path!r} is "
-                f"{cube.data.shape[:2]} (H x W)"
-            )
-        present = set(np.unique(raw[raw > 0]).tolist())
-        if test_raw is not None:
-            present |= set(np.unique(test_raw[test_raw > 0]).tolist())
-        values = sorted(int(v) for v in present)
-        return LoadedSource(
-            name=spec.name,
-            cube=np.ascontiguousarray(cube.data, dtype=np.float32),
-            wavelengths=cube.wavelengths,
-            labels=_renumber(raw, values),
-            class_names=[f"class_{v}" for v in values],
-            palette=make_palette(len(values)),
-            label_values=values,
-            test_labels=None if test_raw is None else _renumber(test_raw, values),
-            identity=spec.identity(),  # type: ignore[arg-type]
-        )
-    if spec.kind == "synthetic":
-        try:
-            from hsi.scenes import load_scene
-
-            scene = load_scene("synthetic", **spec.scene_options)
-        except ImportError:  # registry not importable: the generator itself
-            from hsi.scenes.synthetic import make_synthetic_scene
-
-            scene = make_synthetic_scene(**spec.scene_options)
-        identity = spec.identity()
-    else:
-        from hsi.scenes import load_scene
-
-        scene = load_scene(spec.scene, root=spec.root, download=spec.download, **spec.scene_options)
-        files = sorted(set(_files_of(scene.cube.meta) + _files_of(scene.meta)))
-        identity = {
-            "kind": "registry",
-            "name": spec.scene,
-            "root": None if spec.root is None else str(Path(spec.root).expanduser().resolve()),
-            "options": spec.scene_options,
-            "files": [file_identity(f) for f in files],
-            "labels_sha256": hashlib.sha256(np.ascontiguousarray(scene.labels).tobytes()).hexdigest(),
-            "test_labels": file_identity(spec.test_labels_path) if spec.test_labels_path else None,
-        }
+        return _load_files(spec, test_raw)
+    scene, identity = _load_scene(spec)
     values = [int(v) for v in scene.meta.get("label_values", range(1, scene.num_classes + 1))]
-    test = None
-    if test_raw is not None:
-        test = _renumber(test_raw, values)
     return LoadedSource(
         name=scene.name,
         cube=np.ascontiguousarray(scene.cube.data, dtype=np.float32),
@@ -223,6 +185,56 @@ def load_source(spec: SourceSpec) -> LoadedSource:
         class_names=list(scene.class_names),
         palette=np.asarray(scene.palette, dtype=np.uint8),
         label_values=values,
-        test_labels=test,
+        test_labels=None if test_raw is None else _renumber(test_raw, values),
         identity=identity,  # type: ignore[arg-type]
     )
+
+
+def _load_files(spec: SourceSpec, test_raw: np.ndarray | None) -> LoadedSource:
+    """A cube file and its label map; classes are the label values present, renumbered ``1..K``."""
+    from hsi.errors import ShapeMismatchError
+    from hsi.io import read_cube, read_labels
+    from hsi.scenes.palette import scene_palette
+
+    cube = read_cube(spec.cube_path, key=spec.cube_key, layout=spec.layout)
+    raw = read_labels(spec.labels_path, key=spec.labels_key)
+    if raw.shape != cube.data.shape[:2]:
+        raise ShapeMismatchError(
+            f"labels_path={spec.labels_path!r} has shape {raw.shape}, the cube {spec.cube_path!r} is "
+            f"{cube.data.shape[:2]} (H x W)"
+        )
+    present = set(np.unique(raw[raw > 0]).tolist())
+    if test_raw is not None:
+        present |= set(np.unique(test_raw[test_raw > 0]).tolist())
+    values = sorted(int(v) for v in present)
+    return LoadedSource(
+        name=spec.name,
+        cube=np.ascontiguousarray(cube.data, dtype=np.float32),
+        wavelengths=cube.wavelengths,
+        labels=_renumber(raw, values),
+        class_names=[f"class_{v}" for v in values],
+        palette=scene_palette([f"class_{v}" for v in values]),
+        label_values=values,
+        test_labels=None if test_raw is None else _renumber(test_raw, values),
+        identity=spec.identity(),  # type: ignore[arg-type]
+    )
+
+
+def _load_scene(spec: SourceSpec) -> tuple[Any, dict[str, Any]]:
+    """A registry scene (the synthetic one regenerated) and the identity its cache is keyed by."""
+    from hsi.scenes import load_scene
+
+    if spec.kind == "synthetic":
+        return load_scene("synthetic", **spec.scene_options), spec.identity()
+    scene = load_scene(spec.scene, root=spec.root, download=spec.download, **spec.scene_options)
+    files = sorted(set(_files_of(scene.cube.meta) + _files_of(scene.meta)))
+    identity = {
+        "kind": "registry",
+        "name": spec.scene,
+        "root": None if spec.root is None else str(Path(spec.root).expanduser().resolve()),
+        "options": spec.scene_options,
+        "files": [file_identity(f) for f in files],
+        "labels_sha256": hashlib.sha256(np.ascontiguousarray(scene.labels).tobytes()).hexdigest(),
+        "test_labels": file_identity(spec.test_labels_path) if spec.test_labels_path else None,
+    }
+    return scene, identity

@@ -1,8 +1,9 @@
 """``hsi doctor``: five checks of a data pipeline, each PASS or FAIL with its evidence and a figure.
 
-1. :func:`check_batches` - one batch per split: shape ``(B, C, P, P)``, dtype, labels, range;
-2. :func:`check_spectra` - class-mean spectra against wavelength, against a re-read reference, band-order jumps;
-3. :func:`check_overfit` - a fixed 16-sample batch fitted to a loss near zero; labels aligned with the map;
+1. :func:`check_batches` - one batch per split: shape ``(B, C, P, P)``, dtype, labels, range; the file's units;
+2. :func:`check_spectra` - band order of the file (smoothness, red edge) and of the pipeline (re-read reference);
+3. :func:`check_overfit` - labels aligned with the map and registered with the cube; a fixed 64-patch batch
+   learned far faster than the same labels permuted;
 4. :func:`check_normalization` - preprocessing fitted on the training pixels; test range under it;
 5. :func:`check_inference` - tiled, blended prediction equal to untiled on a crop.
 

@@ -1,19 +1,33 @@
-"""Check 1: one batch per split has the shape, dtype and value range the model expects."""
+"""Check 1: one batch per split has the shape, dtype and value range the model expects; the file its scale.
+
+The scale of the file itself is judged on the scene as read (after the reader divided by
+any ``reflectance scale factor``): integer values whose 0.1st percentile is near zero
+and whose 99.9th percentile lies between 2000 and 16000 are reflectance times 10000 left
+undivided. The preprocessing may hide it from the network (min-max scaling is blind to a
+constant factor), but unscaled values break everything that reads units: ``scaling=None``,
+models shared between files, reflectance thresholds. Only a user's file (``cube_path``) is
+judged: a registry scene is the file everyone uses, in the units its distributors chose.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from hsi.doctor.result import CheckResult, first_batch, save_figure
 
-__all__ = ["check_batches", "expected_range"]
+__all__ = ["check_batches", "expected_range", "scale_problem"]
 
 #: how far (in spans of the expected range) values may stray before the range fails:
 #: pixels of val/test and of patch borders were not used to fit the scaling
 RANGE_SLACK = 1.0
+#: reflectance x 10000 left undivided: integer values, low percentile in this range...
+UNSCALED_LOW = (-1000.0, 500.0)
+#: ...and high percentile in this one (reflectance 0.2 to 1.6)
+UNSCALED_HIGH = (2000.0, 16000.0)
 
 
 def expected_range(scaling: str | None, pca: Any) -> tuple[float, float] | None:
@@ -34,6 +48,42 @@ def expected_range(scaling: str | None, pca: Any) -> tuple[float, float] | None:
     if pca is not None or scaling is None:
         return None
     return (0.0, 1.0) if scaling == "minmax" else (-5.0, 5.0)
+
+
+def scale_problem(cube: np.ndarray, seed: int = 0, max_values: int = 200_000) -> tuple[str, str | None]:
+    """``(evidence, problem or None)`` about the units of a scene as read (see the module docstring).
+
+    Parameters
+    ----------
+    cube : (H, W, C) array
+        The scene's values after the reader's scaling.
+    seed : int
+        Seed of the value sample.
+    max_values : int
+        Values sampled.
+
+    Returns
+    -------
+    tuple
+        One line of evidence, and the problem when the values look like undivided reflectance.
+    """
+    flat = cube.reshape(-1)
+    sample = flat[np.random.default_rng(seed).choice(flat.size, min(max_values, flat.size), replace=False)]
+    sample = sample[np.isfinite(sample)].astype(np.float64)
+    if not sample.size:
+        return "file values: none finite", None
+    low, high = (float(v) for v in np.percentile(sample, [0.1, 99.9]))
+    integers = bool(np.all(sample == np.round(sample)))
+    line = (f"file values (as read): 0.1-99.9th percentile {low:.4g}..{high:.4g}, "
+            f"{'all integers' if integers else 'not integers'}")
+    unscaled = (integers and UNSCALED_LOW[0] <= low <= UNSCALED_LOW[1]
+                and UNSCALED_HIGH[0] <= high <= UNSCALED_HIGH[1])
+    if not unscaled:
+        return line + " - not undivided reflectance x 10000", None
+    return line, (f"the file's values look like reflectance x 10000 that was never divided by its scale (integers "
+                  f"from about 0 to {high:.0f}, no reflectance scale factor applied): add 'reflectance scale factor "
+                  f"= 10000' to the ENVI header or store reflectance (0..1); if these are raw counts or radiance, "
+                  f"not reflectance, ignore this")
 
 
 def _batch_problems(name: str, x: torch.Tensor, y: torch.Tensor, c: int, p: int, k: int,
@@ -61,8 +111,22 @@ def _batch_problems(name: str, x: torch.Tensor, y: torch.Tensor, c: int, p: int,
     return problems
 
 
+def _file_scale(datamodule: Any, problems: list[str]) -> str:
+    """The evidence line of :func:`scale_problem` on the scene re-read; its problem appended to ``problems``."""
+    from hsi.data.scene_source import load_source
+
+    line, problem = scale_problem(load_source(datamodule.source).cube)
+    if problem is not None and datamodule.source.kind != "files":
+        # a registry scene comes in the units its distributors chose (Pavia University and Salinas
+        # are scaled integers): that is the scene as everyone uses it, not a fault of this copy
+        return line + f" - the units in which registry scene {datamodule.source.name!r} is distributed"
+    if problem is not None:
+        problems.append(problem)
+    return line
+
+
 def check_batches(datamodule: Any, out: str | Path | None = None) -> CheckResult:
-    """One batch of each split: shape ``(B, C, P, P)``, float32, 0-based int64 labels, finite, in range.
+    """One batch of each split: shape ``(B, C, P, P)``, float32, 0-based int64 labels, finite, in range; file scale.
 
     Parameters
     ----------
@@ -106,6 +170,7 @@ def check_batches(datamodule: Any, out: str | Path | None = None) -> CheckResult
               else f"{h.scaling} scaling: expected {bounds[0]:g}..{bounds[1]:g} (dashed), "
                    f"failing beyond {RANGE_SLACK:g} span outside")
     evidence.insert(0, f"expected (B, {c}, {p}, {p}) float32; {expect}")
+    evidence.append(_file_scale(datamodule, problems))
     fig.tight_layout()
     return CheckResult("batches", not problems, evidence + problems, save_figure(fig, out, "batches"),
                        {"ranges": ranges, "problems": problems})

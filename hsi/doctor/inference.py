@@ -118,7 +118,7 @@ def check_inference(datamodule: Any, model_factory: ModelFactory | None = None, 
         rows, cols = np.flatnonzero(seam.any(axis=1)), np.flatnonzero(seam.any(axis=0))
         problems.append(f"tiled and untiled predictions differ (beyond {CONFIDENCE_TOLERANCE:g}) in {int(seam.sum())} "
                         f"pixels, rows {_ranges(rows)}, cols {_ranges(cols)}: a seam or stitching offset")
-    png = save_figure(_figure(whole_labels, tiled_labels, diff), out, "inference")
+    png = save_figure(_figure(whole_labels, tiled_labels, diff, datamodule.palette), out, "inference")
     return CheckResult("inference", not problems, evidence + problems, png,
                        {"max_difference": float(diff.max()), "changed_pixels": int(changed.sum())})
 
@@ -137,14 +137,15 @@ def _ranges(index: np.ndarray, limit: int = 4) -> str:
     return ", ".join(text) + (", ..." if len(runs) > limit else "")
 
 
-def _figure(whole: np.ndarray, tiled: np.ndarray, diff: np.ndarray):
+def _figure(whole: np.ndarray, tiled: np.ndarray, diff: np.ndarray, palette: Any):
     from matplotlib.figure import Figure
+
+    from hsi.viz import class_map_rgb
 
     fig = Figure(figsize=(10, 3.5), dpi=100)
     axes = fig.subplots(1, 3)
-    top = max(int(whole.max()), int(tiled.max()), 1)
     for ax, image, title in ((axes[0], whole, "one tile"), (axes[1], tiled, "tiled, blended")):
-        ax.imshow(image, cmap="tab20", vmin=0, vmax=top, interpolation="nearest")
+        ax.imshow(class_map_rgb(image, palette), interpolation="nearest")  # the scene's colours, as in map.png
         ax.set_title(title, fontsize=9)
     shown = axes[2].imshow(diff, cmap="magma", interpolation="nearest")
     axes[2].set_title("|confidence difference|", fontsize=9)

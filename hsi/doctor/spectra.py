@@ -1,11 +1,16 @@
-"""Check 2: class-mean spectra of the training batches against wavelength, and the band order.
+"""Check 2: the band order, of the file and of the pipeline.
 
-The centre pixel of every training patch is what the model sees of that pixel's spectrum.
-Its class means are compared with a reference computed independently: the scene read
-again by its reader, transformed by the fitted pipeline, at the same training pixels. A
-band axis reversed or shuffled on the way to the batches shows up as a mismatch (and the
-reversed reference is tried to name it), and as jumps between neighbouring bands that
-smooth spectra do not have.
+The file: its bands must follow its wavelengths. A file cannot be checked against
+itself, so the evidence is physical (:mod:`hsi.doctor.band_order`): spectra in the
+stored order are far smoother than in random orders (catches shuffled bands), and
+vegetation shows its red edge as stored, not with the bands reversed (catches a
+reversed axis when the wavelengths cover 550-820 nm and some pixels are vegetated).
+
+The pipeline: the centre pixel of every training patch is what the model sees of that
+pixel's spectrum. Its class means are compared with the scene read again by its reader
+and transformed by the fitted pipeline at the same training pixels. A band axis reversed
+or shuffled on the way to the batches shows up as a mismatch (the reversed reference is
+tried to name it) and as jumps between neighbouring bands that the reference lacks.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from hsi.doctor.band_order import GREEN, NIR, RED, band_order_problems, check_band_order, class_means
 from hsi.doctor.result import CheckResult, centre_spectra, save_figure
 
 __all__ = ["band_jumps", "check_spectra", "reference_spectra"]
@@ -99,8 +105,28 @@ def reference_spectra(datamodule: Any) -> tuple[np.ndarray, np.ndarray]:
     return sums / np.maximum(counts, 1)[:, None], counts
 
 
+def _pipeline_problems(means: np.ndarray, ref: np.ndarray, full: bool,
+                       evidence: list[str]) -> tuple[list[str], dict[str, float]]:
+    """Batches' class means against the reference: equal, or reversed / shuffled on the way to the batches."""
+    span = float(np.ptp(ref)) + 1e-12
+    values = {"error": float("inf"), "reversed_error": float("inf"), "span": span}
+    if means.shape != ref.shape:
+        return [f"batches carry {means.shape[1]} bands, the reference {ref.shape[1]}"], values
+    tolerance = MATCH_TOLERANCE * span if full else 0.05 * span
+    error = values["error"] = float(np.abs(means - ref).max())
+    reversed_error = values["reversed_error"] = float(np.abs(means - ref[:, ::-1]).max())
+    evidence.append(f"pipeline: largest difference of the batches from the reference {error:.3g} "
+                    f"({error / span:.2%} of the span; allowed {tolerance / span:.2%})")
+    if error <= tolerance:
+        return [], values
+    why = ("the band axis is reversed" if reversed_error <= tolerance
+           else "bands shuffled, misplaced or transformed differently")
+    return [f"class-mean spectra of the batches differ from the reference: {why} "
+            f"(reversed reference differs by {reversed_error / span:.2%})"], values
+
+
 def check_spectra(datamodule: Any, out: str | Path | None = None, max_samples: int = 200_000) -> CheckResult:
-    """Class-mean spectra of the training batches: equal to the reference, in band order, without jumps.
+    """Band order of the file (smooth spectra, a red edge where it belongs) and of the pipeline (batches = reference).
 
     Parameters
     ----------
@@ -116,30 +142,20 @@ def check_spectra(datamodule: Any, out: str | Path | None = None, max_samples: i
     -------
     CheckResult
     """
+    from hsi.data.scene_source import load_source
+
     k = int(datamodule.num_classes)
     sums, counts, seen = _batch_means(datamodule, k, max_samples)
     present = counts > 0
     means = sums[present] / counts[present][:, None]
     ref_all, ref_counts = reference_spectra(datamodule)
     ref = ref_all[present]
-    evidence, problems = [f"{seen} training patches, {int(present.sum())} classes; "
-                          f"reference: the scene re-read, fitted pipeline, {int(ref_counts.sum())} training pixels"], []
-    span = float(np.ptp(ref)) + 1e-12
-    if means.shape != ref.shape:
-        problems.append(f"batches carry {means.shape[1]} bands, the reference {ref.shape[1]}")
-        error = reversed_error = float("inf")
-    else:
-        full = seen >= len(datamodule.train_dataset)
-        tolerance = MATCH_TOLERANCE * span if full else 0.05 * span
-        error = float(np.abs(means - ref).max())
-        reversed_error = float(np.abs(means - ref[:, ::-1]).max())
-        evidence.append(f"largest difference from the reference: {error:.3g} ({error / span:.2%} of the span; "
-                        f"allowed {tolerance / span:.2%})")
-        if error > tolerance:
-            why = ("the band axis is reversed" if reversed_error <= tolerance
-                   else "bands shuffled, misplaced or transformed differently")
-            problems.append(f"class-mean spectra of the batches differ from the reference: {why} "
-                            f"(reversed reference differs by {reversed_error / span:.2%})")
+    src = load_source(datamodule.source)
+    order = check_band_order(src.cube, src.labels, src.wavelengths)
+    file_evidence, file_problems = band_order_problems(order)
+    evidence = [f"{seen} training patches, {int(present.sum())} classes; pipeline reference: the scene re-read, "
+                f"fitted pipeline, {int(ref_counts.sum())} training pixels (tests the pipeline, not the file)"]
+    problems, values = _pipeline_problems(means, ref, seen >= len(datamodule.train_dataset), evidence)
     jumps = band_jumps(means, ref)
     wl = datamodule.wavelengths
     axis = wl if wl is not None and len(wl) == means.shape[1] else np.arange(means.shape[1], dtype=float)
@@ -149,21 +165,32 @@ def check_spectra(datamodule: Any, out: str | Path | None = None, max_samples: i
         problems.append(f"{jumps.size} jump(s) between neighbouring bands in most class means, absent from the "
                         f"reference ({where}): a reversed or shuffled band axis?")
     else:
-        evidence.append(f"no band-order jumps (a step > {JUMP_RATIO:g} x the reference's step there)")
-    png = save_figure(_figure(axis, unit, means, ref, jumps, np.flatnonzero(present), datamodule.class_names), out, "spectra")
-    return CheckResult("spectra", not problems, evidence + problems, png,
-                       {"error": error, "reversed_error": reversed_error, "span": span, "jumps": jumps.tolist()})
+        evidence.append(f"pipeline: no band-order jumps (a step > {JUMP_RATIO:g} x the reference's step there)")
+    fig = _figure(axis, unit, means, ref, jumps, np.flatnonzero(present), datamodule.class_names, src)
+    png = save_figure(fig, out, "spectra")
+    values.update(jumps=jumps.tolist(), roughness=order.roughness, vegetation=order.vegetation)
+    return CheckResult("spectra", not (problems or file_problems), file_evidence + evidence + file_problems + problems,
+                       png, values)
 
 
-def _figure(axis, unit, means, ref, jumps, classes, names):
-    from matplotlib import colormaps
+def _figure(axis, unit, means, ref, jumps, classes, names, src):
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(8, 4), dpi=100)
-    ax = fig.subplots()
-    cmap = colormaps["tab20"]
+    fig = Figure(figsize=(12, 4), dpi=100)
+    raw_ax, ax = fig.subplots(1, 2)
+    table = np.asarray(src.palette, dtype=np.float64) / 255  # the scene's class colours, as in its maps
+    raw = class_means(src.cube, src.labels)[:-1]
+    wl = src.wavelengths if src.wavelengths is not None else np.arange(raw.shape[1], dtype=float)
+    for row, values in enumerate(raw):
+        raw_ax.plot(wl, values, color=table[min(row + 1, len(table) - 1)], linewidth=1.0)
+    if src.wavelengths is not None:
+        for centre, half in (GREEN, RED, NIR):
+            raw_ax.axvspan(centre - half, centre + half, color="grey", alpha=0.15)
+    raw_ax.set_xlabel("wavelength (nm)" if src.wavelengths is not None else "band")
+    raw_ax.set_ylabel("value as read")
+    raw_ax.set_title("file: class means as stored (grey: green, red, NIR windows)", fontsize=9)
     for row, k in enumerate(classes):
-        colour = cmap(int(k) % 20)
+        colour = table[min(int(k) + 1, len(table) - 1)]
         label = names[k] if k < len(names) else f"class {k + 1}"
         ax.plot(axis, means[row], color=colour, linewidth=1.2, label=label)
         if ref.shape == means.shape:
@@ -172,7 +199,7 @@ def _figure(axis, unit, means, ref, jumps, classes, names):
         ax.axvline((axis[i] + axis[i + 1]) / 2, color="red", linewidth=0.8)
     ax.set_xlabel("wavelength (nm)" if unit == "nm" else "band (after preprocessing)")
     ax.set_ylabel("value after preprocessing")
-    ax.set_title("class means: batches (solid), reference (dashed), jumps (red)", fontsize=9)
+    ax.set_title("pipeline: batches (solid), reference (dashed), jumps (red)", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig

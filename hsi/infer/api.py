@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from hsi.errors import OptionError, ShapeMismatchError
+from hsi._roles import restore
+from hsi.errors import NoDataError, OptionError, ShapeMismatchError
 from hsi.infer.arrays import ResultArrays
 from hsi.infer.checkpoint import InferenceModel, check_cube, load_checkpoint
 from hsi.infer.engine import TileJob, run_tiles
@@ -49,6 +50,8 @@ class InferResult:
         Seconds: ``tiles`` (the tile pass) and ``total``.
     rank : int
         Global rank of this process (0 unless run with several devices).
+    nodata_pixels : int
+        Pixels left unclassified because they are no-data (label 0, confidence 0).
     """
 
     labels: np.ndarray | None
@@ -60,6 +63,7 @@ class InferResult:
     files: dict[str, Path] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     rank: int = 0
+    nodata_pixels: int = 0
 
 
 def _device(accelerator: str) -> torch.device:
@@ -81,8 +85,12 @@ def _open_source(model: InferenceModel, cube: Any, scene: str | None, root: str 
         return open_scene_source(cube, cube_key, layout), None
     from hsi.scenes import load_scene
 
-    options = model.scene_options if scene == model.scene_name else {}
-    loaded = load_scene(scene, root=root, **(options or {}))
+    args = {"scene": scene, "root": root, "scene_options": {}}
+    if scene == model.scene_name:  # the checkpoint's own scene: its root and options unless given
+        saved = {k: model.data_arguments.get(k) for k in ("root", "scene_options") if k in model.data_arguments}
+        given = {"root": root} if root is not None else {}
+        args = restore({**args, **saved, "scene_options": model.scene_options}, given, (), f"checkpoint {model.source}")
+    loaded = load_scene(scene, root=args["root"], **(args["scene_options"] or {}))
     return ArraySource(loaded.cube.data, loaded.cube.wavelengths, f"scene {scene!r}"), loaded.labels
 
 
@@ -150,8 +158,20 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
         The cube's bands are not the checkpoint's (checked before any compute).
     RunOutputError, OverwriteError
         ``out`` holds outputs and ``overwrite`` is False, or files hsi did not write.
+    DiskFullError
+        The maps do not fit on ``out``'s filesystem (checked before the tile pass), or
+        the disk filled up while writing; nothing of the run is left behind.
     NonFiniteInputError
         A window holds NaN or infinite values after preprocessing.
+    NoDataError
+        Every pixel of the scene is no-data.
+
+    Notes
+    -----
+    A pixel is no-data when any of its bands is NaN or infinite, or equals the file's declared
+    no-data value (:func:`hsi.preprocess._base.nodata_mask`). It is never classified: label 0,
+    confidence 0, probabilities 0, drawn in the map's no-data colour and counted in
+    ``nodata_pixels``; its training-median fill still serves as context of its neighbours.
     """
     started = time.perf_counter()
     opts = InferOptions.from_kwargs(options, **kwargs)
@@ -159,6 +179,7 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
         raise OptionError("out", None, f"a folder shared by the {opts.devices} processes (devices={opts.devices})")
     model = checkpoint if isinstance(checkpoint, InferenceModel) else load_checkpoint(checkpoint)
     source, truth = _open_source(model, cube, scene, root, cube_key, layout)
+    folder, needed = None, None
     try:
         height, width, n_bands = source.shape
         check_cube(model, n_bands, source.wavelengths, source.name)
@@ -166,24 +187,53 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
             truth = _ground_truth(model, labels, labels_key, (height, width))
         if opts.mask_unlabeled and truth is None:
             raise OptionError("mask_unlabeled", True, "needs ground truth: labels= (or a registry scene=)")
-        folder = None
         if out is not None:
             from hsi.infer.write import prepare_folder
 
-            folder = prepare_folder(out, opts.overwrite)
+            folder = prepare_folder(out, opts.overwrite)  # the staging folder, committed by _finish
         from hsi.viz import pick_rgb_bands
 
         rgb_bands = pick_rgb_bands(source.wavelengths, n_bands) if folder is not None else None
         job = TileJob.build(model, source, opts.tile, opts.overlap, opts.blend, rgb_bands)
+        if folder is not None:
+            from hsi.infer.write import check_space
+
+            needed = check_space(folder, (height, width), model.num_classes, opts.probabilities, rgb_bands is not None)
         tiles_started = time.perf_counter()
         rank, results = _tile_pass(job, opts, folder)
         tiles_s = time.perf_counter() - tiles_started
         if rank != 0:
             return InferResult(None, None, None, None, model.class_names, model.palette, rank=rank)
+        nodata = _count_nodata(results, source.name)
         return _finish(model, source, results, truth, opts, folder, rgb_bands,
-                       {"tiles": tiles_s, "started": started}, describe={"cube": source.name, "n_tiles": job.grid.n_tiles})
+                       {"tiles": tiles_s, "started": started},
+                       describe={"cube": source.name, "n_tiles": job.grid.n_tiles, "nodata_pixels": nodata})
+    except BaseException as err:
+        if folder is not None:
+            from hsi.infer.write import abandon_folder
+
+            abandon_folder(folder, err, needed)  # out is left as it was; a full disk becomes DiskFullError
+        raise
     finally:
         source.close()
+
+
+def _count_nodata(results: ResultArrays, name: str) -> int:
+    """The no-data pixels of the finished maps; a scene without any other pixel is refused (maps removed).
+
+    Raises
+    ------
+    NoDataError
+        Every pixel is no-data: there is no map to write.
+    """
+    count = results.count_nodata()
+    if count == results.shape[0] * results.shape[1]:
+        results.discard()
+        raise NoDataError(
+            f"cube {name}: all {count} pixels are no-data (some band NaN or infinite, or equal to the file's "
+            "no-data value): nothing can be classified; check the file, its key and its no-data value"
+        )
+    return count
 
 
 def _tile_pass(job: TileJob, opts: InferOptions, folder: Path | None) -> tuple[int, ResultArrays]:
@@ -233,7 +283,8 @@ def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, t
         wl = source.wavelengths
         names = [f"{wl[b]:.0f} nm" if wl is not None else f"band {b}" for b in (rgb_bands or [])]
         files = write_folder(folder, results, class_names=model.class_names, palette=model.palette,
-                             background=background, metrics=metrics, source_header=getattr(source, "header", None),
+                             background=background, nodata=results.nodata_mask() if describe["nodata_pixels"] else None,
+                             metrics=metrics, source_header=getattr(source, "header", None),
                              manifest=manifest, rgb_title="false colour: R/G/B = " + ", ".join(names))
         arrays = {name: np.load(files[f"{name}.npy"], mmap_mode="r") for name in ("labels", "confidence", "probabilities")
                   if f"{name}.npy" in files}
@@ -241,4 +292,5 @@ def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, t
         arrays = {name: results.arrays.get(name) for name in ("labels", "confidence", "probabilities")}
     total = time.perf_counter() - times["started"]
     return InferResult(arrays.get("labels"), arrays.get("confidence"), arrays.get("probabilities"), metrics,
-                       model.class_names, model.palette, files, {"tiles": times["tiles"], "total": total})
+                       model.class_names, model.palette, files, {"tiles": times["tiles"], "total": total},
+                       nodata_pixels=int(describe["nodata_pixels"]))

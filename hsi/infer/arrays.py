@@ -1,8 +1,9 @@
 """The per-pixel result arrays: in memory, or ``.npy`` memory maps written as rows are finished.
 
-``labels`` ``(H, W)`` (uint8, or uint16 past 255 classes; classes ``1..K``), ``confidence``
-``(H, W)`` float32 (the largest probability) and optionally ``probabilities`` ``(H, W, K)``
-float16. In a folder they are created under temporary names (``.<name>.npy.partial``) and
+``labels`` ``(H, W)`` (uint8, or uint16 past 255 classes; classes ``1..K``, 0 at no-data pixels),
+``confidence`` ``(H, W)`` float32 (the largest probability; 0 at no-data pixels) and optionally ``probabilities`` ``(H, W, K)``
+float16. In a folder (the run's staging folder) they are created under temporary names
+(``.<name>.npy.partial``), their disk blocks reserved up front, and
 only renamed into place by :meth:`ResultArrays.commit` once every row is written, so an
 interrupted run leaves no file that looks finished. Several processes may write disjoint
 rows of the same maps: one creates them (``create=True``), the others open them.
@@ -15,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["ResultArrays", "label_dtype"]
+from hsi._atomic import move_into_place
+
+__all__ = ["ResultArrays", "label_dtype", "map_specs", "output_bytes"]
 
 #: scratch arrays removed, not renamed, by :meth:`ResultArrays.commit`
 SCRATCH = ("rgb",)
@@ -28,6 +31,38 @@ def label_dtype(num_classes: int) -> np.dtype:
 
 def _partial(folder: Path, name: str) -> Path:
     return folder / f".{name}.npy.partial"
+
+
+def map_specs(shape: tuple[int, int], num_classes: int, probabilities: bool,
+              rgb: bool = False) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """``{name: (shape, dtype)}`` of the arrays of a run (``rgb`` is scratch, never committed)."""
+    specs = {"labels": (tuple(shape), label_dtype(num_classes)), "confidence": (tuple(shape), np.dtype(np.float32))}
+    if probabilities:
+        specs["probabilities"] = ((*shape, num_classes), np.dtype(np.float16))
+    if rgb:
+        specs["rgb"] = ((*shape, 3), np.dtype(np.float32))
+    return specs
+
+
+def output_bytes(shape: tuple[int, int], num_classes: int, probabilities: bool, rgb: bool = False) -> int:
+    """Bytes an inference folder needs: the maps (and scratch), the ENVI copy of the labels, 4 MiB for images and JSON."""
+    specs = map_specs(shape, num_classes, probabilities, rgb)
+    maps = sum(int(np.prod(shp)) * dtype.itemsize for shp, dtype in specs.values())
+    return maps + int(np.prod(shape)) * label_dtype(num_classes).itemsize + (4 << 20)
+
+
+def _allocate(path: Path, shape: tuple[int, ...], dtype: np.dtype) -> np.memmap:
+    """A zeroed ``.npy`` memory map whose blocks are reserved up front (a full disk fails here, not as SIGBUS)."""
+    from hsi._atomic import preallocate
+
+    array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
+    try:
+        preallocate(path)
+    except BaseException:
+        del array
+        path.unlink(missing_ok=True)
+        raise
+    return array
 
 
 class ResultArrays:
@@ -54,18 +89,13 @@ class ResultArrays:
         self.shape = (int(shape[0]), int(shape[1]))
         self.num_classes = int(num_classes)
         self.folder = None if folder is None else Path(folder)
-        specs = {"labels": (self.shape, label_dtype(num_classes)), "confidence": (self.shape, np.dtype(np.float32))}
-        if probabilities:
-            specs["probabilities"] = ((*self.shape, self.num_classes), np.dtype(np.float16))
-        if rgb:
-            specs["rgb"] = ((*self.shape, 3), np.dtype(np.float32))
+        specs = map_specs(self.shape, self.num_classes, probabilities, rgb)
         self.arrays: dict[str, np.ndarray] = {}
         for name, (shp, dtype) in specs.items():
             if self.folder is None:
                 self.arrays[name] = np.zeros(shp, dtype=dtype)
             elif create:
-                self.arrays[name] = np.lib.format.open_memmap(_partial(self.folder, name), mode="w+", dtype=dtype,
-                                                              shape=shp)
+                self.arrays[name] = _allocate(_partial(self.folder, name), shp, dtype)
             else:
                 self.arrays[name] = np.load(_partial(self.folder, name), mmap_mode="r+")
 
@@ -97,10 +127,21 @@ class ResultArrays:
         """Store the ``(h, w)`` pixels whose top-left one is ``(y, x)`` from their ``(h, w, K)`` probabilities."""
         rows, cols = slice(y, y + probs.shape[0]), slice(x, x + probs.shape[1])
         top = probs.argmax(axis=-1)
-        self.arrays["labels"][rows, cols] = top + 1
-        self.arrays["confidence"][rows, cols] = np.take_along_axis(probs, top[..., None], axis=-1)[..., 0]
+        confidence = np.take_along_axis(probs, top[..., None], axis=-1)[..., 0]
+        # a no-data pixel comes with all-zero probabilities: label 0 ("unclassified"), confidence 0
+        self.arrays["labels"][rows, cols] = np.where(confidence > 0, top + 1, 0)
+        self.arrays["confidence"][rows, cols] = confidence
         if "probabilities" in self.arrays:
             self.arrays["probabilities"][rows, cols] = probs
+
+    def nodata_mask(self, rows: slice = slice(None)) -> np.ndarray:
+        """``(h, W)`` bool: the no-data pixels of ``rows`` (confidence 0; a classified pixel has at least ``1 / K``)."""
+        return np.asarray(self.arrays["confidence"][rows]) == 0
+
+    def count_nodata(self, rows_per_chunk: int = 256) -> int:
+        """Number of no-data pixels, counted over bands of rows (a memory map is never loaded whole)."""
+        return sum(int(self.nodata_mask(slice(start, start + rows_per_chunk)).sum())
+                   for start in range(0, self.shape[0], rows_per_chunk))
 
     def flush(self) -> None:
         """Write memory-mapped pages to disk."""
@@ -124,7 +165,7 @@ class ResultArrays:
                 _partial(self.folder, name).unlink(missing_ok=True)
                 continue
             final[name] = self.folder / f"{name}.npy"
-            os.replace(_partial(self.folder, name), final[name])
+            move_into_place(_partial(self.folder, name), final[name])
         return final
 
     def discard(self) -> None:

@@ -1,5 +1,6 @@
-"""What inference takes from a training checkpoint: the network, the fitted preprocessing,
-the padding, the classes and palette, the split, and the band contract of the input cube.
+"""What inference takes from a training checkpoint (or a classical run's ``model.npz``): the
+network, the fitted preprocessing, the padding, the classes and palette, the split, and the
+band contract of the input cube.
 
 Nothing else is read: the training data are not needed. :func:`check_cube` compares a cube's
 band count and wavelengths with the checkpoint's before any compute.
@@ -7,7 +8,7 @@ band count and wavelengths with the checkpoint's before any compute.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ class InferenceModel:
     Attributes
     ----------
     net : torch.nn.Module
-        The classifier (``hsi.models`` network) in eval mode.
+        The classifier in eval mode: an ``hsi.models`` network, or a classical model
+        wrapped by :class:`hsi.infer.classical.ClassicalNet`.
     pipeline : hsi.preprocess.Pipeline
         Preprocessing fitted on the training pixels (applied per window).
     patch_size : int
@@ -52,6 +54,9 @@ class InferenceModel:
         Name of the training scene.
     scene_options : dict
         The training DataModule's ``scene_options`` (regenerates the synthetic scene).
+    data_arguments : dict
+        All the training DataModule's arguments (``datamodule_hyper_parameters``), from which
+        a registry scene's ``root`` and options are restored.
     source : str
         Where it was loaded from (for messages).
     """
@@ -68,6 +73,7 @@ class InferenceModel:
     split_state: dict[str, Any] | None = None
     scene_name: str = "scene"
     scene_options: dict[str, Any] | None = None
+    data_arguments: dict[str, Any] = field(default_factory=dict)
     source: str = "model"
 
     @property
@@ -77,8 +83,18 @@ class InferenceModel:
 
     @property
     def dense(self) -> bool:
-        """True for networks with ``forward_dense`` (whole tiles at once)."""
-        return bool(getattr(self.net, "dense", False)) and hasattr(self.net, "forward_dense")
+        """True for networks with ``forward_dense`` (whole tiles at once) trained on patches that hold their receptive field.
+
+        A dense network trained on patches smaller than its receptive field (fcn at
+        ``P = 5`` with radius 3) only ever saw the patch's zero padding beyond ``P // 2``;
+        a dense pass would show it real neighbours there and predict other classes than
+        training reported. Such checkpoints take the patch-centre path, which gives every
+        pixel the training window itself.
+        """
+        if not (bool(getattr(self.net, "dense", False)) and hasattr(self.net, "forward_dense")):
+            return False
+        radius = int(getattr(self.net, "receptive_radius", self.patch_size // 2))
+        return self.patch_size >= 2 * radius + 1
 
     @property
     def halo(self) -> int:
@@ -98,20 +114,34 @@ class InferenceModel:
 
 
 def load_checkpoint(path: str | Path) -> InferenceModel:
-    """Read a checkpoint written by ``hsi`` training (``HSIClassifier`` + ``HSIDataModule`` state).
+    """Read what a training run wrote: a deep checkpoint, or the ``model.npz`` of an svm/rf run.
+
+    A deep checkpoint (``best.ckpt`` / ``last.ckpt``) gives the ``HSIClassifier``'s network;
+    a classical ``model.npz`` gives the fitted model behind the same interface
+    (:class:`hsi.infer.classical.ClassicalNet`, ``1 x 1`` windows). Both carry the
+    ``HSIDataModule`` state (fitted pipeline, split, classes, palette, wavelengths).
 
     Raises
     ------
     CheckpointError
-        No such file, not a checkpoint, or one without the ``HSIDataModule`` state (not written
-        by ``hsi`` training).
+        No such file, neither a checkpoint nor a classical model file, or one without the
+        ``HSIDataModule`` state (not written by ``hsi`` training).
     """
-    from hsi.preprocess import Pipeline
-    from hsi.training import HSIClassifier
-
-    from hsi.data.checkpoint import read_checkpoint
+    from hsi.infer.classical import is_classical_file, read_classical_run
 
     path = Path(path)
+    if path.is_file() and is_classical_file(path):
+        net, state, dm_hp = read_classical_run(path)
+    else:
+        net, state, dm_hp = _read_deep(path)
+    return _inference_model(net, state, dm_hp, path)
+
+
+def _read_deep(path: Path) -> tuple[torch.nn.Module, dict[str, Any], dict[str, Any]]:
+    """The network (eval mode), the ``HSIDataModule`` state and the DataModule arguments of a checkpoint."""
+    from hsi.data.checkpoint import read_checkpoint
+    from hsi.training import HSIClassifier
+
     raw = read_checkpoint(path, "checkpoint")
     state = raw.get("HSIDataModule")
     if not isinstance(state, dict) or "pipeline" not in state:
@@ -120,32 +150,50 @@ def load_checkpoint(path: str | Path) -> InferenceModel:
             f"checkpoint {path}: no 'HSIDataModule' state with a fitted pipeline (found keys {keys}); "
             "use a checkpoint written by hsi training (best.ckpt / last.ckpt)"
         )
+    _check_weights(raw, path)
     task = HSIClassifier.load_from_checkpoint(path, map_location="cpu")
-    net = task.net.eval()
-    names = list(state.get("class_names") or task.class_names)
+    state = {**state, "class_names": list(state.get("class_names") or task.class_names)}
+    return task.net.eval(), state, dict(raw.get("datamodule_hyper_parameters") or {})
+
+
+def _inference_model(net: torch.nn.Module, state: dict[str, Any], dm_hp: dict[str, Any], path: Path) -> InferenceModel:
+    """The :class:`InferenceModel` of a network and the ``HSIDataModule`` state it was trained with."""
+    from hsi.preprocess import Pipeline
+
+    names = list(state["class_names"])
     k = len(names)
     palette = state.get("palette")
-    if palette is None:
-        from hsi.scenes.palette import make_palette
+    if palette is None:  # a state without one: the colours its scene would have
+        from hsi.scenes.palette import scene_palette
 
-        palette = make_palette(k)
+        palette = scene_palette(names)
     wl = state.get("wavelengths")
-    dm_hp = raw.get("datamodule_hyper_parameters") or {}
+    pipeline = Pipeline.from_state(state["pipeline"])
     return InferenceModel(
         net=net,
-        pipeline=Pipeline.from_state(state["pipeline"]),
+        pipeline=pipeline,
         patch_size=int(state["patch_size"]),
         padding=str(state.get("padding", "reflect")),
         class_names=names,
         palette=np.asarray(palette, dtype=np.uint8),
         label_values=[int(v) for v in state.get("label_values", range(1, k + 1))],
         wavelengths=None if wl is None else np.asarray(wl, dtype=np.float64),
-        num_bands_in=int(state.get("num_bands_in", Pipeline.from_state(state["pipeline"]).n_bands_in_)),
+        num_bands_in=int(state.get("num_bands_in", pipeline.n_bands_in_)),
         split_state=state.get("split"),
         scene_name=str(state.get("scene_name", path.stem)),
         scene_options=dict(dm_hp.get("scene_options") or {}),
+        data_arguments=dict(dm_hp),
         source=str(path),
     )
+
+
+def _check_weights(raw: dict[str, Any], path: Path) -> None:
+    """Weights of another model than the checkpoint's settings say: one line naming both (and the file)."""
+    from hsi.training.weights import check_weights_fit, expected_weights
+
+    hparams = raw.get("hyper_parameters") or {}
+    if all(hparams.get(k) is not None for k in ("model", "num_bands", "num_classes", "patch_size")):
+        check_weights_fit(expected_weights(hparams), raw, hparams, f"checkpoint {path}")
 
 
 def check_cube(model: InferenceModel, n_bands: int, wavelengths: Any, cube_name: str) -> None:

@@ -20,6 +20,7 @@ from hsi.infer.checkpoint import InferenceModel
 from hsi.infer.predict import TilePredictor, preprocess_block
 from hsi.infer.sources import SceneSource, read_padded_block
 from hsi.infer.windows import TileGrid, weight_window
+from hsi.preprocess._base import nodata_mask
 
 __all__ = ["TileJob", "run_tiles"]
 
@@ -70,23 +71,33 @@ class TileJob:
         return RowBlender(g.width, g.tile_h, self.model.num_classes, weight_window(g.tile_h, g.tile_w, self.blend),
                           results, owned)
 
-    def load(self, y: int, x: int, results: ResultArrays, owned: tuple[int, int]) -> np.ndarray:
-        """The preprocessed block (tile plus margin) of the tile at ``(y, x)``; copies its false-colour bands."""
+    def load(self, y: int, x: int, results: ResultArrays,
+             owned: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
+        """The preprocessed block (tile plus margin) of the tile at ``(y, x)`` and the tile's no-data mask.
+
+        The mask (``(tile_h, tile_w)`` bool, None when every pixel has data) is taken from
+        the raw pixels, before the pipeline's fill gives them training medians: those
+        pixels are left unclassified, while their filled values still serve as context
+        in their neighbours' windows, as in training. Also copies the false-colour bands.
+        """
         g, m = self.grid, self.model
         rows, cols = (y, y + g.tile_h), (x, x + g.tile_w)
         raw, outside = read_padded_block(self.source, rows, cols, m.halo, m.padding)
+        h = m.halo
+        nodata = nodata_mask(raw[h : h + g.tile_h, h : h + g.tile_w])
         if self.rgb_bands is not None and results.rgb is not None:
             lo, hi = max(rows[0], owned[0]), min(rows[1], owned[1])
             if hi > lo:
-                h = m.halo
                 results.rgb[lo:hi, cols[0] : cols[1]] = raw[h + lo - y : h + hi - y, h : h + g.tile_w][..., self.rgb_bands]
+        if nodata is not None and nodata.all():
+            return raw, nodata  # nothing to classify: the predictor returns zeros without a forward pass
         where = f"{self.source.name} rows {rows[0]}..{rows[1] - 1}, cols {cols[0]}..{cols[1] - 1}"
-        return preprocess_block(m.pipeline, raw, outside, where)
+        return preprocess_block(m.pipeline, raw, outside, where), nodata
 
     def tile(self, predictor: TilePredictor, y: int, x: int, results: ResultArrays,
              owned: tuple[int, int]) -> np.ndarray:
-        """``(h, w, K)`` probabilities of the tile at ``(y, x)`` (:meth:`load` then ``predictor``)."""
-        return predictor(self.load(y, x, results, owned))
+        """``(h, w, K)`` probabilities of the tile at ``(y, x)`` (:meth:`load` then ``predictor``); 0 at no-data."""
+        return predictor(*self.load(y, x, results, owned))
 
 
 def run_tiles(job: TileJob, predictor: TilePredictor, results: ResultArrays, tiles: list[tuple[int, int]],
@@ -109,9 +120,9 @@ def run_tiles(job: TileJob, predictor: TilePredictor, results: ResultArrays, til
         try:
             pending = reader.submit(job.load, *tiles[0], results, owned) if tiles else None
             for i, (y, x) in enumerate(tiles):
-                block = pending.result()
+                block, nodata = pending.result()
                 pending = reader.submit(job.load, *tiles[i + 1], results, owned) if i + 1 < len(tiles) else None
-                blender.add(y, x, predictor(block))
+                blender.add(y, x, predictor(block, nodata))
                 bar.update(1)
             blender.finish(job.grid.height)
         finally:

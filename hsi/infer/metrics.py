@@ -50,7 +50,9 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
     -------
     dict
         ``{"class_names", "test": scores or None, "labeled": scores}``; each scores dict has
-        ``oa``, ``aa``, ``kappa``, ``per_class``, ``support``, ``confusion`` and ``pixels``.
+        ``oa``, ``aa``, ``kappa``, ``per_class``, ``support``, ``confusion``, ``pixels`` and
+        ``excluded_nodata`` (labelled pixels that are no-data, hence unclassified and not scored,
+        the rule training applies to its split).
     """
     from hsi.training.metrics import scores_from_confusion
 
@@ -61,6 +63,8 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
         out = scores_from_confusion(cm)
         out["confusion"] = cm.tolist()
         out["pixels"] = int(cm.sum())
+        # labelled pixels left unclassified (no-data): out of the scores, as training leaves them out of its split
+        out["excluded_nodata"] = _count_unclassified(truth, predicted, mask)
         return out
 
     return {
@@ -68,3 +72,15 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
         "test": None if test_mask is None else scores(test_mask),
         "labeled": scores(None),
     }
+
+
+def _count_unclassified(truth: Any, predicted: Any, mask: Any | None, rows_per_chunk: int = 256) -> int:
+    """Pixels labelled in ``truth`` (and in ``mask``) whose prediction is 0 (no-data)."""
+    count = 0
+    for start in range(0, np.shape(truth)[0], rows_per_chunk):
+        rows = slice(start, start + rows_per_chunk)
+        hit = (np.asarray(truth[rows]) > 0) & (np.asarray(predicted[rows]) == 0)
+        if mask is not None:
+            hit &= np.asarray(mask[rows], dtype=bool)
+        count += int(hit.sum())
+    return count

@@ -7,6 +7,7 @@ the field default and the help text from the numpydoc ``Attributes`` entry.
 
 from __future__ import annotations
 
+import typing
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
@@ -16,7 +17,8 @@ from hsi.errors import OptionError
 __all__ = ["BLEND_MODES", "InferOptions"]
 
 #: weight windows accepted by ``blend``
-BLEND_MODES = ("gaussian", "hann", "mean")
+BlendMode = Literal["gaussian", "hann", "mean"]
+BLEND_MODES: tuple[str, ...] = typing.get_args(BlendMode)
 
 
 @dataclass(frozen=True)
@@ -66,7 +68,7 @@ class InferOptions:
 
     tile: int = 256
     overlap: int = 0
-    blend: Literal["gaussian", "hann", "mean"] = "gaussian"
+    blend: BlendMode = "gaussian"
     tta: bool = False
     batch_size: int = 512
     accelerator: Literal["auto", "cpu", "gpu", "cuda", "mps"] = "auto"

@@ -110,6 +110,9 @@ class TilePredictor:
     net : torch.nn.Module
         The classifier (put in eval mode, and its 2-D convolution weights made
         channels-last like the blocks, here: :func:`hsi.models.channels_last_weights`).
+        Its outputs are logits, turned into probabilities by a softmax, unless it has
+        ``returns_probabilities = True`` (a classical model, :mod:`hsi.infer.classical`),
+        whose outputs are used as they are.
     dense : bool
         Use ``net.forward_dense`` on the whole block instead of patch-centre windows.
     halo : int
@@ -122,10 +125,12 @@ class TilePredictor:
         Windows per pass (patch-centre models).
     tta : bool
         Average over :data:`TTA_TRANSFORMS`.
+    num_classes : int, optional
+        ``K`` (default: the network's ``num_classes``); the width of all-zero no-data rows.
     """
 
     def __init__(self, net: torch.nn.Module, *, dense: bool, halo: int, patch_size: int, device: torch.device,
-                 batch_size: int = 512, tta: bool = False) -> None:
+                 batch_size: int = 512, tta: bool = False, num_classes: int | None = None) -> None:
         from hsi.models import channels_last_weights
 
         self.net = channels_last_weights(net.eval())
@@ -135,13 +140,27 @@ class TilePredictor:
         self.device = torch.device(device)
         self.batch_size = int(batch_size)
         self.transforms = TTA_TRANSFORMS if tta else TTA_TRANSFORMS[:1]
+        self.num_classes = int(num_classes) if num_classes is not None else int(getattr(net, "num_classes"))
+        self.returns_probabilities = bool(getattr(net, "returns_probabilities", False))
+
+    def _probabilities(self, outputs: torch.Tensor) -> torch.Tensor:
+        """Class probabilities along dim 1 of the network's outputs (softmax of logits unless already probabilities)."""
+        return outputs if self.returns_probabilities else torch.softmax(outputs, dim=1)
 
     @torch.no_grad()
-    def __call__(self, block: np.ndarray) -> np.ndarray:
-        """``(h, w, K)`` float32 probabilities of the tile inside ``block`` (``(h + 2 halo, w + 2 halo, C)``)."""
-        if self.dense:
-            return self._dense(block)
-        return self._patches(block)
+    def __call__(self, block: np.ndarray, nodata: np.ndarray | None = None) -> np.ndarray:
+        """``(h, w, K)`` float32 probabilities of the tile inside ``block`` (``(h + 2 halo, w + 2 halo, C)``).
+
+        ``nodata`` (``(h, w)`` bool) marks pixels left unclassified: their probabilities are
+        all 0 (a classified pixel's largest one is at least ``1 / K``), and patch-centre
+        models do not compute them at all; an all-True mask costs no forward pass.
+        """
+        if nodata is not None and nodata.all():
+            return np.zeros((*nodata.shape, self.num_classes), dtype=np.float32)
+        probs = self._dense(block) if self.dense else self._patches(block, nodata)
+        if nodata is not None:
+            probs[nodata] = 0.0
+        return probs
 
     def _dense(self, block: np.ndarray) -> np.ndarray:
         h = self.halo
@@ -151,7 +170,7 @@ class TilePredictor:
         x = torch.from_numpy(np.ascontiguousarray(block)).to(self.device)[None].permute(0, 3, 1, 2)
         total = None
         for _, fwd, inv in self.transforms:
-            probs = inv(torch.softmax(self.net.forward_dense(fwd(x)), dim=1))
+            probs = inv(self._probabilities(self.net.forward_dense(fwd(x))))
             total = probs if total is None else total + probs
         total = total / len(self.transforms)
         hb, wb = block.shape[:2]
@@ -160,22 +179,23 @@ class TilePredictor:
         release_freed_memory()
         return probs
 
-    def _patches(self, block: np.ndarray) -> np.ndarray:
+    def _patches(self, block: np.ndarray, nodata: np.ndarray | None = None) -> np.ndarray:
         from hsi.data.patches import gather_windows
 
         p, h = self.patch_size, self.halo
         th, tw = block.shape[0] - 2 * h, block.shape[1] - 2 * h
-        rr, cc = np.meshgrid(np.arange(th), np.arange(tw), indexing="ij")
-        coords = np.stack([rr.ravel(), cc.ravel()], axis=1)
-        out: list[np.ndarray] = []
+        keep = np.ones((th, tw), dtype=bool) if nodata is None else ~nodata
+        coords = np.argwhere(keep)  # row-major, as the flat index below
+        out = np.zeros((th * tw, self.num_classes), dtype=np.float32)
+        flat = np.flatnonzero(keep)
         for start in range(0, coords.shape[0], self.batch_size):
             windows = gather_windows(block, coords[start : start + self.batch_size], p)
             x = torch.from_numpy(windows).to(self.device)
             total = None
             for _, fwd, _inv in self.transforms:  # a window's class is its centre's: no inverse needed
-                probs = torch.softmax(self.net(fwd(x)), dim=1)
+                probs = self._probabilities(self.net(fwd(x)))
                 total = probs if total is None else total + probs
-            out.append((total / len(self.transforms)).float().cpu().numpy())
+            out[flat[start : start + len(windows)]] = (total / len(self.transforms)).float().cpu().numpy()
             del windows, x, total
             release_freed_memory()
-        return np.concatenate(out).reshape(th, tw, -1)
+        return out.reshape(th, tw, -1)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from lightning.pytorch.callbacks import BasePredictionWriter
 
+from hsi.errors import OptionError
 from hsi.infer.arrays import ResultArrays
 
 __all__ = ["ClassMapWriter"]
@@ -38,7 +39,8 @@ class ClassMapWriter(BasePredictionWriter):
     def on_predict_start(self, trainer: Any, pl_module: Any) -> None:
         dm = trainer.datamodule
         if dm is None or not hasattr(dm, "image_shape"):
-            raise ValueError("ClassMapWriter needs an HSIDataModule (the scene's size and classes)")
+            raise OptionError("datamodule", None if dm is None else type(dm).__name__,
+                              "an HSIDataModule (ClassMapWriter needs the scene's size and classes)")
         args = (dm.image_shape, dm.num_classes, False, self.output_dir)
         if trainer.global_rank == 0:
             self.output_dir.mkdir(parents=True, exist_ok=True)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hsi.errors import OptionError
+
 __all__ = ["TileGrid", "padded_index", "tile_starts", "weight_window"]
 
 
@@ -129,7 +131,7 @@ def weight_window(height: int, width: int, blend: str) -> np.ndarray:
             return np.exp(-0.5 * ((i - (n - 1) / 2.0) / sigma) ** 2)
         if blend == "hann":
             return 0.5 - 0.5 * np.cos(2.0 * np.pi * (i + 1) / (n + 1))
-        raise ValueError(f"blend must be one of gaussian, hann, mean, got {blend!r}")
+        raise OptionError("blend", blend, "one of gaussian, hann, mean")
 
     w = np.outer(one(height), one(width))
     w /= w.max()
@@ -165,4 +167,4 @@ def padded_index(start: int, stop: int, n: int, mode: str) -> np.ndarray:
         period = 2 * n
         j = np.mod(i, period)
         return np.where(j < n, j, period - 1 - j)
-    raise ValueError(f"padding must be one of reflect, symmetric, edge, constant, zeros, wrap, got {mode!r}")
+    raise OptionError("padding", mode, "one of reflect, symmetric, edge, constant, zeros, wrap")

@@ -1,31 +1,35 @@
 """The output folder of a whole-scene inference: maps, images, ENVI classification, metrics, manifest.
 
-Files (all written atomically; the ``.npy`` maps are renamed into place from their
-memory-mapped ``.partial`` files last, with the manifest):
+Everything is written into a staging folder beside ``out`` (:mod:`hsi.transaction`; the
+``.npy`` maps are memory-mapped there from the start) and moved into ``out`` only when
+the run has finished, the manifest last. Files:
 
-- ``labels.npy`` ``(H, W)`` class ids ``1..K`` (0 only where ``mask_unlabeled`` masked the
-  ground truth's unlabeled pixels), ``confidence.npy`` ``(H, W)`` float32,
+- ``labels.npy`` ``(H, W)`` class ids ``1..K`` (0 at no-data pixels and where ``mask_unlabeled``
+  masked the ground truth's unlabeled pixels), ``confidence.npy`` ``(H, W)`` float32 (0 at no-data),
   ``probabilities.npy`` ``(H, W, K)`` float16 (optional);
 - ``map.png`` (legend of class names, the scene's palette, ground-truth background dimmed
   or masked), ``false_color.png``, ``confidence.png``;
 - ``classification.img`` + ``.hdr`` (ENVI Classification with names and colours, the
   source header's map info carried over);
 - ``metrics.json`` when ground truth exists; ``inference.json``, the manifest of what was
-  written. Only files listed in an earlier manifest are ever replaced (``overwrite=True``).
+  written (each file's size and SHA-256). Only files listed in an earlier manifest are ever
+  replaced (``overwrite=True``), and the earlier run's outputs go as a whole.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hsi._atomic import write_bytes_atomic
-from hsi.errors import OverwriteError, RunOutputError
+from hsi import transaction
+from hsi._atomic import is_disk_full, write_bytes_atomic
+from hsi.errors import DiskFullError
 
-__all__ = ["MANIFEST", "OUTPUT_FILES", "prepare_folder", "write_folder"]
+__all__ = ["MANIFEST", "OUTPUT_FILES", "abandon_folder", "check_space", "discard_folder", "prepare_folder", "write_folder"]
 
 MANIFEST = "inference.json"
 #: every file an inference run may write into its folder
@@ -33,18 +37,17 @@ OUTPUT_FILES = ("labels.npy", "confidence.npy", "probabilities.npy", "map.png", 
                 "classification.img", "classification.hdr", "metrics.json", MANIFEST)
 
 
-def _listed(folder: Path) -> set[str]:
-    manifest = folder / MANIFEST
-    if not manifest.is_file():
-        return set()
-    try:
-        return set(json.loads(manifest.read_text()).get("files", []))
-    except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
-        return set()
+#: carries rank 0's staging folder to the DDP ranks Lightning starts, so every rank maps the same files
+STAGING_ENV = "HSI_INFER_STAGING"
+COMMAND = "hsi infer"
 
 
 def prepare_folder(out: str | Path, overwrite: bool) -> Path:
-    """Create ``out`` or check that writing there replaces nothing it should not (before any compute).
+    """Check ``out`` (before any compute) and create the staging folder the run writes into; returns it.
+
+    :func:`write_folder` commits the staging folder into ``out``; :func:`discard_folder`
+    removes it after a failure. On a DDP rank started by Lightning the staging folder of
+    rank 0 (``$HSI_INFER_STAGING``) is returned instead.
 
     Raises
     ------
@@ -54,24 +57,45 @@ def prepare_folder(out: str | Path, overwrite: bool) -> Path:
         An output file exists, ``overwrite`` is True, but no earlier manifest of this
         folder lists it (hsi did not write it).
     """
-    folder = Path(out)
-    if folder.exists() and not folder.is_dir():
-        raise RunOutputError(f"out={str(folder)!r}: exists and is not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
-    present = [name for name in OUTPUT_FILES if (folder / name).exists()]
-    if present and not overwrite:
-        raise RunOutputError(
-            f"{folder / present[0]}: already exists ({len(present)} output file(s) in {folder}); pass overwrite=True "
-            "(--overwrite) to replace the outputs of an earlier hsi infer run, or choose another folder"
-        )
-    ours = _listed(folder)
-    foreign = [name for name in present if name not in ours]
-    if foreign:
-        raise OverwriteError(
-            f"{folder / foreign[0]}: exists but was not written by hsi infer (not listed in {folder / MANIFEST}); "
-            "move it away or choose another folder"
-        )
-    return folder
+    inherited = os.environ.get(STAGING_ENV)
+    if inherited and os.environ.get("LOCAL_RANK", "0") != "0":
+        staging = transaction.Staging.from_path(inherited, MANIFEST, COMMAND)
+        if staging.target == Path(os.path.abspath(out)):
+            return staging.path
+    staging = transaction.begin(out, manifest=MANIFEST, outputs=OUTPUT_FILES, overwrite=overwrite, command=COMMAND)
+    os.environ[STAGING_ENV] = str(staging.path)
+    return staging.path
+
+
+def discard_folder(folder: Path) -> None:
+    """Remove the staging folder of :func:`prepare_folder` (the run failed); ``out`` is left as it was."""
+    transaction.Staging.from_path(folder, MANIFEST, COMMAND).abort()
+
+
+def check_space(folder: Path, shape: tuple[int, int], num_classes: int, probabilities: bool, rgb: bool) -> int:
+    """The bytes the outputs need (:func:`hsi.infer.arrays.output_bytes`), checked free beside ``out``; returns them.
+
+    Raises
+    ------
+    DiskFullError
+        Less than that is free on the filesystem of the staging folder (before any compute).
+    """
+    from hsi.infer.arrays import output_bytes
+
+    needed = output_bytes(shape, num_classes, probabilities, rgb)
+    transaction.require_free_space(_target(folder), needed, f"the {COMMAND} outputs of a {shape[0]} x {shape[1]} map")
+    return needed
+
+
+def abandon_folder(folder: Path, err: BaseException, needed: int | None) -> None:
+    """After a failure: remove the staging folder; a full disk is raised as one :class:`~hsi.errors.DiskFullError`."""
+    discard_folder(folder)
+    if not isinstance(err, DiskFullError) and is_disk_full(err):
+        raise transaction.disk_full_error(_target(folder), needed, f"the {COMMAND} outputs") from err
+
+
+def _target(folder: Path) -> Path:
+    return transaction.Staging.from_path(folder, MANIFEST, COMMAND).target
 
 
 def _json_bytes(obj: Any) -> bytes:
@@ -87,26 +111,34 @@ def _json_bytes(obj: Any) -> bytes:
 
 def write_folder(folder: Path, results: Any, *, class_names: list[str], palette: np.ndarray,
                  background: np.ndarray | None, metrics: dict[str, Any] | None, source_header: Path | None,
+                 nodata: np.ndarray | None = None,
                  manifest: dict[str, Any], rgb_title: str) -> dict[str, Path]:
     """Write every output of a finished run into ``folder``; returns ``{name: path}``.
 
     Parameters
     ----------
     folder : Path
-        Checked by :func:`prepare_folder`.
+        The staging folder of :func:`prepare_folder`; committed into the output folder here.
     results : hsi.infer.arrays.ResultArrays
-        Finished maps (still under temporary names; committed here).
+        Finished maps (still under temporary names in ``folder``; committed here).
     class_names, palette : list[str], (K + 1, 3) uint8
     background : (H, W) bool or None
         Ground-truth background to draw dimmed (None when masked or without ground truth).
+    nodata : (H, W) bool or None
+        No-data pixels (label 0), drawn in the map's no-data colour.
     metrics : dict or None
         Written as ``metrics.json``.
     source_header : Path or None
         ENVI header of the cube, whose map info is carried over.
     manifest : dict
-        Run description stored in ``inference.json`` (the file list is added).
+        Run description stored in ``inference.json`` (the files with sizes and SHA-256 are added).
     rgb_title : str
         Title of the false-colour image (names the bands).
+
+    Returns
+    -------
+    dict
+        ``{name: path}`` of every file in the output folder, the manifest included.
     """
     from hsi.io.envi_write import write_classification
     from hsi.viz import plot_class_map, plot_confidence, plot_false_color
@@ -114,7 +146,7 @@ def write_folder(folder: Path, results: Any, *, class_names: list[str], palette:
     files: dict[str, Path] = {}
     labels = np.asarray(results.labels)
     files["map.png"] = folder / "map.png"
-    plot_class_map(labels, class_names, palette, files["map.png"], background=background,
+    plot_class_map(labels, class_names, palette, files["map.png"], background=background, nodata=nodata,
                    title=f"{manifest.get('cube', 'scene')}: predicted classes")
     if results.rgb is not None:
         files["false_color.png"] = folder / "false_color.png"
@@ -127,10 +159,6 @@ def write_folder(folder: Path, results: Any, *, class_names: list[str], palette:
     if metrics is not None:
         files["metrics.json"] = folder / "metrics.json"
         write_bytes_atomic(files["metrics.json"], _json_bytes(metrics))
-    for name, path in results.commit().items():
-        files[f"{name}.npy"] = path
-    files[MANIFEST] = folder / MANIFEST
-    # outputs of an earlier run that this one did not replace (e.g. probabilities.npy) stay ours
-    earlier = {name for name in _listed(folder) if (folder / name).exists()}
-    write_bytes_atomic(files[MANIFEST], _json_bytes({**manifest, "files": sorted(set(files) | earlier)}))
-    return files
+    results.commit()  # the maps get their names inside the staging folder
+    # into place, the manifest last (an earlier run's outputs that this one did not write go with it)
+    return transaction.Staging.from_path(folder, MANIFEST, COMMAND).commit(manifest)

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from hsi.errors import WavelengthError
+from hsi.errors import OptionError, WavelengthError
 
 _TO_NM = {
     "nm": 1.0, "nanometer": 1.0, "nanometers": 1.0, "nanometre": 1.0, "nanometres": 1.0,
@@ -75,7 +75,7 @@ def band_order(wl: np.ndarray, source: str, mode: str = "auto") -> tuple[np.ndar
     the first offending index. ``mode="strict"`` allows only monotonic wavelengths.
     """
     if mode not in ("auto", "strict"):
-        raise ValueError(f"band_order={mode!r}: expected 'auto' or 'strict'")
+        raise OptionError("band_order", mode, "'auto' or 'strict'")
     n = wl.size
     idx = np.arange(n)
     if n < 2 or np.all(np.diff(wl) > 0):

@@ -9,7 +9,11 @@ the output appears under its final name only once it is complete:
 - ``to="h5"``: one file (:func:`hsi.io.write.open_h5_writer`) that ``read_cube`` reads
   with no key;
 - ``to="npy"``: a folder holding ``cube.npy``, ``labels.npy`` (when labels are given) and
-  ``meta.json`` (shape, wavelengths, source, what the reader did).
+  ``meta.json`` (shape, wavelengths, source, what the reader did, and each file's size and
+  SHA-256), staged beside it and committed with ``meta.json`` last (:mod:`hsi.transaction`).
+
+Free space for the uncompressed output is checked before starting, and a disk that fills
+up while writing ends in one :class:`~hsi.errors.DiskFullError`, the partial output removed.
 
 :func:`verify_conversion` re-opens the output and compares a seeded sample of windows
 (always the four corners; every window of a small scene) with the source, exactly.
@@ -19,9 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,6 +39,9 @@ __all__ = ["ConvertReport", "convert", "open_npy_scene", "verify_conversion"]
 NPY_FORMAT = "hsi-npy"
 #: Bytes of cube read per block while converting.
 BLOCK_BYTES = 64 << 20
+#: the files of an ``.npy`` output folder (``meta.json`` is its manifest, written last)
+NPY_FILES = ("cube.npy", "labels.npy", "meta.json")
+COMMAND = "hsi convert"
 
 Progress = Callable[[int, int], None]
 
@@ -102,13 +106,30 @@ def _row_blocks(shape: tuple[int, int, int], block_bytes: int = BLOCK_BYTES) -> 
         yield slice(start, min(start + rows, h))
 
 
+def _is_hsi_h5(path: Path) -> bool:
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as handle:
+            return handle.attrs.get("hsi_format") == "hsi-h5"
+    except (OSError, ValueError):
+        return False
+
+
 def _check_target(out: Path, to: str, overwrite: bool) -> None:
+    """Refuse a target that exists (unless ``overwrite``) or that hsi did not write; clean leftovers beside it."""
+    from hsi import transaction
+
     if to not in ("h5", "npy"):
         raise OptionError("to", to, "'h5' (one chunked HDF5 file) or 'npy' (a folder of .npy files + meta.json)")
     if out.exists() and not overwrite:
         raise OverwriteError(f"{out}: already exists; pass overwrite=True (--overwrite) to replace it")
-    if out.exists() and to == "npy" and out.is_dir() and not (out / "meta.json").is_file():
-        raise OverwriteError(f"{out}: a folder that is not an hsi .npy scene (no meta.json); refusing to replace it")
+    if to == "npy":
+        transaction.check_target(out, manifest="meta.json", outputs=NPY_FILES, overwrite=overwrite, command=COMMAND)
+    elif out.is_dir() or (out.exists() and not _is_hsi_h5(out)):
+        raise OverwriteError(f"{out}: exists but is not an HDF5 file written by hsi (no hsi_format attribute); "
+                             "refusing to replace it; move it away or choose another name")
+    transaction.remove_leftovers(out)
 
 
 def _meta(lazy: Any, labels: np.ndarray | None, input_path: Path) -> dict[str, Any]:
@@ -125,25 +146,6 @@ def _meta(lazy: Any, labels: np.ndarray | None, input_path: Path) -> dict[str, A
         "source": str(input_path),
         "read": read,
     }
-
-
-@contextlib.contextmanager
-def _atomic_folder(out: Path) -> Iterator[Path]:
-    """A temporary folder beside ``out``, moved to ``out`` (replacing an old one) on success."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.tmp-{os.getpid()}-"))
-    try:
-        yield tmp
-        if out.exists():
-            old = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-{os.getpid()}-"))
-            os.replace(out, old / out.name)
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def _copy_blocks(lazy: Any, target: Any, progress: Progress | None) -> None:
@@ -167,15 +169,30 @@ def _write_h5(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path,
             handle["labels"][...] = labels
 
 
-def _write_npy(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path, progress: Progress | None) -> None:
-    with _atomic_folder(out) as tmp:
-        cube = np.lib.format.open_memmap(tmp / "cube.npy", mode="w+", dtype=np.float32, shape=lazy.shape)
+def _write_npy(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path, progress: Progress | None,
+               overwrite: bool) -> None:
+    """``cube.npy`` (+ ``labels.npy``) in a staging folder, committed into ``out`` with ``meta.json`` last."""
+    from hsi import transaction
+    from hsi._atomic import preallocate
+
+    staging = transaction.begin(out, manifest="meta.json", outputs=NPY_FILES, overwrite=overwrite, command=COMMAND)
+    try:
+        cube = np.lib.format.open_memmap(staging.path / "cube.npy", mode="w+", dtype=np.float32, shape=lazy.shape)
+        preallocate(staging.path / "cube.npy")  # a full disk fails here, not as SIGBUS on a page write
         _copy_blocks(lazy, cube, progress)
         cube.flush()
         del cube
         if labels is not None:
-            np.save(tmp / "labels.npy", labels)
-        (tmp / "meta.json").write_text(json.dumps(_meta(lazy, labels, input_path), indent=1, sort_keys=True))
+            np.save(staging.path / "labels.npy", labels)
+        staging.commit(_meta(lazy, labels, input_path))
+    except BaseException:
+        staging.abort()
+        raise
+
+
+def _output_bytes(shape: tuple[int, ...], labels: np.ndarray | None) -> int:
+    """Bytes of the uncompressed output: the float32 cube, the labels, 1 MiB for headers and metadata."""
+    return int(np.prod(shape)) * 4 + (0 if labels is None else int(labels.nbytes)) + (1 << 20)
 
 
 def convert(
@@ -228,6 +245,7 @@ def convert(
         Sizes, time and what was verified.
     """
     from hsi.io import open_cube, read_labels
+    from hsi.transaction import disk_full_as_error, require_free_space
 
     input_path, out = Path(input_path), Path(out)
     _check_target(out, to, overwrite)
@@ -246,11 +264,14 @@ def convert(
 
                 raise ShapeMismatchError(f"{labels_path}: labels have shape {labels.shape}, the cube "
                                          f"{input_path} is {lazy.shape[0]} x {lazy.shape[1]}")
-        if to == "h5":
-            _write_h5(lazy, labels, out, input_path, progress, overwrite,
-                      {"compression": compression, "chunks": chunks})
-        else:
-            _write_npy(lazy, labels, out, input_path, progress)
+        needed = _output_bytes(lazy.shape, labels)
+        require_free_space(out.parent, needed, f"{out} ({to}, {' x '.join(str(n) for n in lazy.shape)} float32)")
+        with disk_full_as_error(out.parent, needed, f"{out}"):
+            if to == "h5":
+                _write_h5(lazy, labels, out, input_path, progress, overwrite,
+                          {"compression": compression, "chunks": chunks})
+            else:
+                _write_npy(lazy, labels, out, input_path, progress, overwrite)
     try:
         checked, total = verify_conversion(input_path, out, key=key, layout=layout, labels_path=labels_path,
                                            labels_key=labels_key, n_windows=n_windows)
@@ -264,8 +285,10 @@ def convert(
 
 
 def _remove(out: Path) -> None:
-    if out.is_dir():
-        shutil.rmtree(out, ignore_errors=True)
+    if out.is_dir():  # the files hsi wrote, the manifest first; nothing else in the folder
+        from hsi.transaction import remove_listed
+
+        remove_listed(out, "meta.json")
     else:
         with contextlib.suppress(OSError):
             out.unlink()

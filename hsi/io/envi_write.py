@@ -94,6 +94,7 @@ def write_classification(path: str | Path, labels: Any, class_names: Sequence[st
         "class names": "{" + ", ".join(names) + "}",
         "class lookup": "{" + ", ".join(str(int(v)) for v in np.clip(table, 0, 255).ravel()) + "}",
         "band names": "{classification}",
+        "data ignore value": "0",  # id 0: unclassified (no-data or masked), as GIS tools should show it
     }
     if source_header is not None:
         fields.update(_carried(Path(source_header)))

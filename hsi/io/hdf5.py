@@ -68,6 +68,28 @@ def _attr_wavelengths(attrs) -> tuple[str, np.ndarray] | None:
     return None
 
 
+#: dataset attributes that declare the no-data value (GDAL/rasterio, netCDF/CF), in order of preference
+NODATA_ATTRIBUTES = ("nodata", "_FillValue")
+
+
+def nodata_attribute(attrs, where: str) -> float | None:
+    """The no-data value a dataset declares in :data:`NODATA_ATTRIBUTES`, or None.
+
+    Raises
+    ------
+    CubeFormatError
+        The attribute is not one number.
+    """
+    for name in NODATA_ATTRIBUTES:
+        if name in attrs:
+            value = np.asarray(attrs[name])
+            if value.size != 1 or not (np.issubdtype(value.dtype, np.number) or value.dtype == bool):
+                raise CubeFormatError(f"{where}: attribute {name!r} must be one number (the no-data value); "
+                                      f"found {value.dtype} {value.shape}")
+            return float(value.reshape(()))
+    return None
+
+
 def open_hdf5(path: Path, key: str | None, matlab: bool) -> RawSource:
     """Raw cube of an HDF5 / MATLAB v7.3 file, left on disk for windowed reads."""
     handle = open_file(path)
@@ -84,6 +106,7 @@ def open_hdf5(path: Path, key: str | None, matlab: bool) -> RawSource:
         if not matlab and "layout" in dataset.attrs:  # written by hsi.io.write_h5 (or declared by the producer)
             source.layout = str(np.asarray(dataset.attrs["layout"]).item() if np.ndim(dataset.attrs["layout"]) == 0
                                 else dataset.attrs["layout"])
+        source.ignore_value = nodata_attribute(dataset.attrs, f"{path} dataset {info.name!r}")
         declared = _attr_wavelengths(dataset.attrs)
         if declared is not None:
             source.wavelengths = declared[1]

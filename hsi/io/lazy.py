@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hsi.errors import CubeFormatError
+from hsi.errors import CubeFormatError, OptionError
 from hsi.io.plan import ReadPlan, build_plan
 from hsi.io.source import RawSource
 
@@ -16,7 +16,7 @@ def _window(sl: slice, n: int, name: str, where: str) -> slice:
     if not isinstance(sl, slice):
         raise TypeError(f"{name} must be a slice, got {type(sl).__name__}")
     if sl.step not in (None, 1):
-        raise ValueError(f"{name}={sl!r}: only contiguous windows (step 1) are supported")
+        raise OptionError(name, sl, "a contiguous window (step 1); only contiguous windows are supported")
     start, stop, _ = sl.indices(n)  # clipped to the cube as numpy slicing is
     if stop <= start:
         raise IndexError(

@@ -103,6 +103,28 @@ def _scale_factor(source: RawSource, scale: bool | float, where: str) -> float |
     return None if factor == 1.0 else factor
 
 
+def _check_dtype(source: RawSource, where: str) -> None:
+    if np.dtype(source.array.dtype) == np.bool_:
+        name = f" key {source.key!r}" if source.key else ""
+        raise CubeFormatError(
+            f"{where}{name}: a boolean array (a mask?), not spectral data; a cube must hold numbers "
+            f"(read a mask with read_labels)"
+        )
+
+
+def _bad_bands(source: RawSource, index: np.ndarray, n_bands: int, drop: bool,
+               where: str) -> tuple[np.ndarray, np.ndarray | None, list[int]]:
+    """``(band index, bbl or None, removed bands)``: the file's bad-band list, applied when ``drop``."""
+    if source.bbl is None:
+        return index, None, []
+    bbl = np.asarray(source.bbl).ravel().astype(np.int64)
+    if bbl.size != n_bands:
+        raise CubeFormatError(f"{where}: bbl has {bbl.size} entries for {n_bands} bands")
+    if not drop:
+        return index, bbl, []
+    return index[bbl[index] != 0], bbl, [int(i) for i in index if bbl[i] == 0]
+
+
 def build_plan(
     source: RawSource,
     layout: str | None = None,
@@ -116,38 +138,18 @@ def build_plan(
     _check_scale(scale)
     if band_order_mode not in ("auto", "strict"):
         raise OptionError("band_order", band_order_mode, "'auto' or 'strict'")
-    dtype = np.dtype(source.array.dtype)
-    if dtype == np.bool_:
-        name = f" key {source.key!r}" if source.key else ""
-        raise CubeFormatError(
-            f"{where}{name}: a boolean array (a mask?), not spectral data; a cube must hold numbers "
-            f"(read a mask with read_labels)"
-        )
+    _check_dtype(source, where)
     lay, why, declared = _layout(source, layout, where)
     shape = tuple(source.array.shape)
     n_bands = shape[lay.index("C")]
     h, w = shape[lay.index("H")], shape[lay.index("W")]
-
     wl_nm, wl_from, unit_note, mult = _wavelengths(source, declared, n_bands, where)
-
-    index = np.arange(n_bands)
-    how = "unknown (no wavelengths)"
-    if wl_nm is not None:
-        index, how = band_order(wl_nm, where, band_order_mode)
-    bbl = None
-    removed: list[int] = []
-    if source.bbl is not None:
-        bbl = np.asarray(source.bbl).ravel().astype(np.int64)
-        if bbl.size != n_bands:
-            raise CubeFormatError(f"{where}: bbl has {bbl.size} entries for {n_bands} bands")
-        if drop_bad_bands:
-            removed = [int(i) for i in index if bbl[i] == 0]
-            index = index[bbl[index] != 0]
+    index, how = (np.arange(n_bands), "unknown (no wavelengths)") if wl_nm is None else \
+        band_order(wl_nm, where, band_order_mode)
+    index, bbl, removed = _bad_bands(source, index, n_bands, drop_bad_bands, where)
     if expected_bands is not None and index.size != int(expected_bands):
         raise BandMismatchError(f"{where}: expected {int(expected_bands)} bands, found {index.size}")
-
     factor = _scale_factor(source, scale, where)
-
     identity = index.size == n_bands and np.array_equal(index, np.arange(n_bands))
     plan = ReadPlan(lay, None if identity else index, source.ignore_value, factor)
     meta = {

@@ -22,10 +22,9 @@ only 2-D one, and the wavelengths from the cube's ``wavelengths`` attribute.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import math
-import os
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,12 +32,17 @@ from typing import Any
 import h5py
 import numpy as np
 
+from hsi._atomic import atomic_path, is_disk_full
+from hsi._paths import check_output, make_folder
 from hsi.errors import OptionError, OverwriteError, ShapeMismatchError, WavelengthError
 
 __all__ = ["CHUNK_BYTES", "FORMAT_NAME", "append_h5", "append_patches", "chunk_shape", "open_h5_writer", "write_h5"]
 
 #: Target size in bytes of one cube chunk chosen by :func:`chunk_shape`.
 CHUNK_BYTES = 1 << 20
+#: Smallest cube chunk accepted from a caller: the low end of h5py's advice (chunks of 10 KiB
+#: to 1 MiB). A whole cube smaller than this may be one chunk.
+MIN_CHUNK_BYTES = 10 << 10
 #: Value of the ``hsi_format`` file attribute.
 FORMAT_NAME = "hsi-h5"
 FORMAT_VERSION = 1
@@ -120,7 +124,29 @@ def _check_chunks(chunks: Any, shape: tuple[int, int, int], itemsize: int) -> tu
     if len(values) != 3 or min(values) < 1:
         raise OptionError("chunks", chunks, "'auto' or three positive integers (rows, cols, bands)")
     # rows may grow (appending); columns and bands are fixed, so a chunk cannot exceed them
-    return values[0], min(values[1], shape[1]), min(values[2], shape[2])
+    chunk = values[0], min(values[1], shape[1]), min(values[2], shape[2])
+    _check_chunk_size(chunk, shape, itemsize)
+    return chunk
+
+
+def _check_chunk_size(chunk: tuple[int, int, int], shape: tuple[int, int, int], itemsize: int) -> None:
+    """Refuse chunks under :data:`MIN_CHUNK_BYTES` (or the whole cube, when that is smaller).
+
+    Every chunk costs an index entry, its own read and its own compression call: a 64 x 64
+    window of a 200-band cube in 1 x 1 x 1 chunks is 819,200 reads, and the index can
+    outgrow the data. The rule is on bytes, not sides, so a many-band cube may still use
+    narrow spatial chunks.
+    """
+    nbytes = min(chunk[0], shape[0]) * chunk[1] * chunk[2] * itemsize
+    floor = min(MIN_CHUNK_BYTES, math.prod(shape) * itemsize)
+    if nbytes < floor:
+        rows, cols, bands = chunk
+        raise OptionError(
+            "chunks", f"{rows},{cols},{bands}",
+            f"a chunk of at least {MIN_CHUNK_BYTES // 1024} KiB (this one holds {nbytes} bytes), since every chunk "
+            f"costs an index entry and a read of its own: tiny chunks make the file larger and window reads slow; "
+            f"e.g. 64,64,{shape[2]} (spatial tiles with every band), or leave --chunks out for ~1 MiB tiles",
+        )
 
 
 def _create_datasets(handle: h5py.File, shape: tuple[int, int, int], dtype: np.dtype, label_dtype: np.dtype | None,
@@ -185,7 +211,7 @@ def open_h5_writer(
         raise OptionError("preprocessing", type(preprocessing).__name__, f"a JSON-serialisable dict ({err})") from err
     if path.exists() and not overwrite:
         raise OverwriteError(f"{path}: already exists; pass overwrite=True to replace it")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(check_output(path, "HDF5 file").parent, "folder of the HDF5 file")
     with _atomic_h5(path) as handle:
         _create_datasets(handle, shape, dtype, None if label_dtype is None else np.dtype(label_dtype), chunk,
                          compression, compression_opts)
@@ -237,7 +263,8 @@ def write_h5(
         Names of classes 1..K (at least as many as the largest label).
     chunks : "auto" or (int, int, int)
         Cube chunk shape; "auto" is :func:`chunk_shape` (spatial tiles of about 1 MiB
-        holding every band, for patch and tile reads).
+        holding every band, for patch and tile reads). A given shape must hold at least
+        :data:`MIN_CHUNK_BYTES` (10 KiB), or the whole cube when that is smaller.
     compression : {None, "gzip", "lzf"}
         Chunk compression (with byte shuffling).
     compression_opts : int, optional
@@ -284,20 +311,46 @@ def _check_class_names(class_names: Sequence[str] | None, labels: np.ndarray | N
     return names
 
 
+class _FullDiskGuard(io.FileIO):
+    """A file for h5py's ``fileobj`` driver that keeps HDF5 away from a full disk.
+
+    HDF5 cannot recover from a failed write: the file stays open inside the library, and
+    its flush at interpreter exit crashes the process. So the first ENOSPC is recorded
+    and every later write is discarded (the file is garbage and gets removed);
+    :func:`_atomic_h5` raises the recorded error once HDF5 has closed the file.
+    """
+
+    disk_full: OSError | None = None
+
+    def write(self, data: Any) -> int:  # type: ignore[override]
+        view = memoryview(data).cast("B")
+        if self.disk_full is None:
+            done = 0
+            try:
+                while done < len(view):
+                    done += super().write(view[done:]) or 0
+            except OSError as err:
+                if not is_disk_full(err):
+                    raise
+                self.disk_full = err
+        return len(view)
+
+
 @contextlib.contextmanager
 def _atomic_h5(path: Path):
-    """An ``h5py.File`` open on a temporary file beside ``path``, renamed to ``path`` on success."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-{os.getpid()}-", suffix=".h5")
-    os.close(fd)
-    try:
-        with h5py.File(tmp, "w") as handle:
-            yield handle
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """An ``h5py.File`` open on a temporary file beside ``path``, renamed to ``path`` on success.
+
+    A full disk raises ``OSError(ENOSPC)`` after the file is closed (and removed).
+    """
+    with atomic_path(path, suffix=".h5") as tmp:
+        raw = _FullDiskGuard(tmp, "r+")
+        try:
+            with h5py.File(raw, "w") as handle:
+                yield handle
+        finally:
+            raw.close()
+        if raw.disk_full is not None:
+            raise raw.disk_full
 
 
 def append_h5(path: str | Path, cube: Any, labels: Any | None = None) -> tuple[int, int]:

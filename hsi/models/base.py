@@ -14,7 +14,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 
-from hsi.errors import ModelSizeError, ShapeMismatchError  # noqa: F401 - ModelSizeError re-exported
+from hsi.errors import ModelSizeError, OptionError, ShapeMismatchError  # noqa: F401 - ModelSizeError re-exported
 
 __all__ = ["ModelSizeError", "PatchClassifier", "channels_last_weights", "check_dropout", "check_size", "conv_out_size"]
 
@@ -58,7 +58,7 @@ def check_size(model: str, argument: str, value: object, minimum: int, why: str 
 def check_dropout(model: str, argument: str, value: float) -> None:
     """Raise ``ValueError`` naming ``model`` and ``argument`` unless ``0 <= value < 1`` (a drop probability)."""
     if not 0.0 <= value < 1.0:
-        raise ValueError(f"{model}: {argument} must be in [0, 1); got {value!r}")
+        raise OptionError(argument, value, f"a drop probability in [0, 1) ({model})")
 
 
 def conv_out_size(size: int, kernel: int, stride: int = 1, padding: int = 0) -> int:

@@ -8,6 +8,7 @@ from typing import Literal
 import torch
 from torch import nn
 
+from hsi.errors import ModelSizeError, OptionError
 from hsi.models.base import PatchClassifier, check_dropout, check_size
 from hsi.models.registry import register_model
 
@@ -73,18 +74,18 @@ class CNN2D(PatchClassifier):
         name = type(self).__name__
         channels = tuple(channels)
         if not channels:
-            raise ValueError(
+            raise ModelSizeError(
                 f"{name}: channels must list at least one block width; got {channels!r}"
             )
         widths = [check_size(name, f"channels[{i}]", c, 1) for i, c in enumerate(channels)]
         kernel_size = check_size(name, "kernel_size", kernel_size, 1)
         if kernel_size % 2 == 0:
-            raise ValueError(
+            raise ModelSizeError(
                 f"{name}: kernel_size must be odd (size-preserving padding); got {kernel_size}"
             )
         check_dropout(name, "dropout", dropout)
         if head not in ("gap", "centre"):
-            raise ValueError(f"{name}: head must be 'gap' or 'centre'; got {head!r}")
+            raise OptionError("head", head, f"'gap' or 'centre' ({name}: head must be 'gap' or 'centre')")
         self.head = head
 
         blocks: list[nn.Module] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from hsi.errors import ModelSizeError
 from hsi.models.base import PatchClassifier, check_dropout, check_size, conv_out_size
 from hsi.models.registry import register_model
 
@@ -79,7 +80,7 @@ class CNN3D(PatchClassifier):
         super().__init__(num_bands, num_classes, patch_size)
         name = type(self).__name__
         if len(conv_channels) != 2:
-            raise ValueError(
+            raise ModelSizeError(
                 f"{name}: conv_channels must hold 2 filter counts (c1, c2); got {conv_channels!r}"
             )
         c1 = check_size(name, "conv_channels[0]", conv_channels[0], 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from hsi.errors import ModelSizeError
 from hsi.models.base import PatchClassifier, check_dropout, check_size
 from hsi.models.registry import register_model
 
@@ -86,7 +87,7 @@ class HybridSN(PatchClassifier):
         name = type(self).__name__
         conv2d_channels = check_size(name, "conv2d_channels", conv2d_channels, 1)
         if len(dense_units) != 2:
-            raise ValueError(
+            raise ModelSizeError(
                 f"{name}: dense_units must hold 2 layer widths; got {dense_units!r}"
             )
         d1 = check_size(name, "dense_units[0]", dense_units[0], 1)

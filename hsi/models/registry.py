@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from torch import nn
 
+from hsi._checks import not_an_option
 from hsi.errors import UnknownModelError  # noqa: F401 - re-exported
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "build_model",
     "get_model_class",
     "list_models",
+    "model_options",
     "recommended_patch_size",
     "recommended_pca",
     "register_model",
@@ -95,15 +97,23 @@ def build_model(
         A keyword the architecture does not take (the message lists those it does).
     """
     cls = get_model_class(name)
-    params = inspect.signature(cls.__init__).parameters
-    accepted = [p for p in params if p not in ("self", "num_bands", "num_classes", "patch_size")]
+    accepted = model_options(name)
     unknown = sorted(set(kwargs) - set(accepted))
     if unknown:
-        raise TypeError(
-            f"build_model({name!r}): unknown hyperparameter(s) {', '.join(unknown)}; "
-            f"{cls.__name__} accepts: {', '.join(accepted) or '(none)'}"
-        )
+        raise TypeError(f"build_model({name!r}): {unknown[0]!r}: {not_an_option(unknown[0], accepted, name)}")
     return cls(num_bands=num_bands, num_classes=num_classes, patch_size=patch_size, **kwargs)
+
+
+def model_options(name: str) -> list[str]:
+    """The keyword hyperparameters model ``name`` takes (its ``model_options``), in signature order.
+
+    Raises
+    ------
+    UnknownModelError
+        If ``name`` is not registered.
+    """
+    params = inspect.signature(get_model_class(name).__init__).parameters
+    return [p for p in params if p not in ("self", "num_bands", "num_classes", "patch_size")]
 
 
 def recommended_pca(name: str, num_bands: int) -> int | None:

@@ -20,6 +20,8 @@ from hsi.errors import (  # noqa: F401 - NonFiniteWarning, StateFormatError are 
     SplitError,
     StateFormatError,
 )
+from hsi.preprocess._registry import transformer_from_state
+from hsi.preprocess._state import encode_value
 
 __all__ = [
     "BandTransformer",
@@ -47,6 +49,23 @@ def find_nonfinite(x: np.ndarray, per_pixel: bool = False) -> tuple[int, tuple[i
     if not bad.any():
         return None
     return int(bad.sum()), tuple(int(i) for i in np.argwhere(bad)[0])
+
+
+def nodata_mask(x: np.ndarray) -> np.ndarray | None:
+    """``(...)`` bool mask of the no-data pixels of ``x`` ``(..., C)``, or None when there are none.
+
+    The one no-data rule of the package: a pixel is no-data when any of its bands is NaN
+    or infinite. Readers turn a file's declared no-data value (ENVI ``data ignore value``,
+    an HDF5 ``nodata`` / ``_FillValue`` attribute) into NaN, so it is covered too. Training
+    leaves such pixels out of every split; inference leaves them unclassified. As in
+    :func:`find_nonfinite`, one sum decides the common case.
+    """
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = np.add.reduce(x, axis=None)
+    if np.isfinite(total):
+        return None
+    bad = ~np.isfinite(x).all(axis=-1)
+    return bad if bad.any() else None
 
 
 def _as_mask(mask: Any, expected_shape: tuple[int, ...], what: str) -> np.ndarray:
@@ -200,8 +219,6 @@ class BandTransformer:
     # -- state as plain JSON types ------------------------------------------------
     def to_state(self) -> dict[str, Any]:
         """JSON-serializable description: class name, parameters, learned attributes."""
-        from hsi.preprocess._state import encode_value
-
         return {
             "class": type(self).__name__,
             "params": encode_value(self.get_params()),
@@ -211,8 +228,6 @@ class BandTransformer:
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> BandTransformer:
         """Rebuild a transformer (fitted if the state was) from :meth:`to_state` output."""
-        from hsi.preprocess._state import transformer_from_state
-
         obj = transformer_from_state(state)
         if not isinstance(obj, cls):
             raise StateFormatError(

@@ -3,6 +3,7 @@
 Arrays become ``{"__ndarray__": dtype, "shape": [...], "data": [...]}`` (a flat list;
 float64 survives exactly because Python writes the shortest round-trip repr), or,
 when saving to disk, ``{"__npz__": key}`` with the array stored in the ``.npz``.
+Which class a state names is looked up in :mod:`hsi.preprocess._registry`.
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hsi.preprocess._base import BandTransformer, StateFormatError
+from hsi.errors import StateFormatError
 
-__all__ = ["decode_value", "encode_value", "transformer_classes", "transformer_from_state"]
+__all__ = ["decode_value", "encode_value"]
 
 ArraySink = Callable[[np.ndarray], dict]
 ArraySource = Callable[[str], np.ndarray]
@@ -57,38 +58,3 @@ def decode_value(value: Any, source: ArraySource | None = None) -> Any:
     if isinstance(value, list):
         return [decode_value(v, source) for v in value]
     return value
-
-
-def transformer_classes() -> dict[str, type[BandTransformer]]:
-    """The transformer classes a saved state may name, by class name."""
-    from hsi.preprocess.bands import RemoveBands
-    from hsi.preprocess.fill import NonFiniteFill
-    from hsi.preprocess.pca import PCA
-    from hsi.preprocess.scaling import PerBandMinMax, PerBandStandardize
-
-    return {c.__name__: c for c in (NonFiniteFill, PerBandMinMax, PerBandStandardize, PCA, RemoveBands)}
-
-
-def transformer_from_state(state: Any, source: ArraySource | None = None) -> BandTransformer:
-    """Rebuild one transformer from ``{"class", "params", "fitted"}``."""
-    if not isinstance(state, dict) or not {"class", "params", "fitted"} <= state.keys():
-        raise StateFormatError(
-            "a transformer state must be a dict with keys 'class', 'params', 'fitted'; "
-            f"found {type(state).__name__}"
-            + (f" with keys {sorted(state)}" if isinstance(state, dict) else "")
-        )
-    classes = transformer_classes()
-    name = state["class"]
-    if name not in classes:
-        raise StateFormatError(
-            f"unknown transformer class {name!r} in saved state; known: {sorted(classes)}"
-        )
-    cls = classes[name]
-    params = decode_value(state["params"], source)
-    try:
-        obj = cls(**params)
-    except TypeError as err:
-        raise StateFormatError(f"saved parameters do not fit {name}: {err}") from err
-    if state["fitted"] is not None:
-        obj._set_fitted_state(decode_value(state["fitted"], source))
-    return obj

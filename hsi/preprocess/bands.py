@@ -6,8 +6,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hsi.errors import BandMismatchError, WavelengthError
+from hsi.errors import BandMismatchError, OptionError, WavelengthError
 from hsi.preprocess._base import BandTransformer
+from hsi.preprocess._registry import register_transformer
 
 __all__ = ["RemoveBands", "WATER_ABSORPTION_NM", "WATER_ABSORPTION_NM_WIDE"]
 
@@ -24,6 +25,7 @@ WATER_ABSORPTION_NM_WIDE: tuple[tuple[float, float], ...] = ((1340.0, 1460.0), (
                                                              (2450.0, 2600.0))
 
 
+@register_transformer
 class RemoveBands(BandTransformer):
     """Drop bands given by index, by wavelength window, or by an ENVI bad-band list.
 
@@ -66,63 +68,9 @@ class RemoveBands(BandTransformer):
         ``cube`` may also be an int band count, since no pixel value is used.
         """
         self._reset()
-        if isinstance(cube, (int, np.integer)):
-            n_bands = int(cube)
-        else:
-            shape = np.shape(cube)
-            if len(shape) < 1:
-                raise BandMismatchError("RemoveBands.fit: cube has no band axis")
-            n_bands = int(shape[-1])
-        drop = np.zeros(n_bands, dtype=bool)
-
-        if self.indices is not None:
-            idx = np.asarray(self.indices).reshape(-1)
-            if idx.size and not np.issubdtype(idx.dtype, np.integer):
-                raise ValueError(f"RemoveBands: indices must be integers, found dtype {idx.dtype}")
-            bad = idx[(idx < -n_bands) | (idx >= n_bands)]
-            if bad.size:
-                raise BandMismatchError(
-                    f"RemoveBands: indices {bad.tolist()} are out of range for a cube with "
-                    f"{n_bands} bands"
-                )
-            drop[idx.astype(np.int64)] = True
-
-        wl = None
-        if wavelengths is not None:
-            wl = np.asarray(wavelengths, dtype=np.float64).reshape(-1)
-            if wl.size != n_bands:
-                raise WavelengthError(
-                    f"RemoveBands.fit: wavelengths has {wl.size} entries, expected one per band "
-                    f"({n_bands})"
-                )
-        if self.wavelength_ranges is not None:
-            if wl is None:
-                raise WavelengthError(
-                    "RemoveBands.fit: wavelength_ranges needs the band centre wavelengths; pass "
-                    "fit(cube, mask, wavelengths=cube_wavelengths_nm)"
-                )
-            for window in self.wavelength_ranges:
-                try:
-                    lo, hi = (float(v) for v in window)
-                except (TypeError, ValueError) as err:
-                    raise ValueError(
-                        "RemoveBands: each wavelength range must be (lo, hi) in nm, "
-                        f"found {window!r}"
-                    ) from err
-                if lo > hi:
-                    raise ValueError(
-                        f"RemoveBands: wavelength range {window!r} has lo > hi"
-                    )
-                drop |= (wl >= lo) & (wl <= hi)
-
-        if self.bbl is not None:
-            bbl = np.asarray(self.bbl).reshape(-1)
-            if bbl.size != n_bands:
-                raise BandMismatchError(
-                    f"RemoveBands: bbl has {bbl.size} entries, expected one per band ({n_bands})"
-                )
-            drop |= bbl == 0
-
+        n_bands = _band_count(cube)
+        wl = _band_wavelengths(wavelengths, n_bands)
+        drop = self._by_index(n_bands) | self._by_wavelength(wl, n_bands) | self._by_bbl(n_bands)
         if drop.all():
             raise BandMismatchError(
                 f"RemoveBands: the selection removes all {n_bands} bands; nothing would be left"
@@ -134,7 +82,73 @@ class RemoveBands(BandTransformer):
         self.wavelengths_out_ = None if wl is None else wl[self.keep_]
         return self
 
+    def _by_index(self, n_bands: int) -> np.ndarray:
+        drop = np.zeros(n_bands, dtype=bool)
+        if self.indices is None:
+            return drop
+        idx = np.asarray(self.indices).reshape(-1)
+        if idx.size and not np.issubdtype(idx.dtype, np.integer):
+            raise OptionError("indices", self.indices, f"band indices (integers); found dtype {idx.dtype}")
+        bad = idx[(idx < -n_bands) | (idx >= n_bands)]
+        if bad.size:
+            raise BandMismatchError(
+                f"RemoveBands: indices {bad.tolist()} are out of range for a cube with "
+                f"{n_bands} bands"
+            )
+        drop[idx.astype(np.int64)] = True
+        return drop
+
+    def _by_wavelength(self, wl: np.ndarray | None, n_bands: int) -> np.ndarray:
+        drop = np.zeros(n_bands, dtype=bool)
+        if self.wavelength_ranges is None:
+            return drop
+        if wl is None:
+            raise WavelengthError(
+                "RemoveBands.fit: wavelength_ranges needs the band centre wavelengths; pass "
+                "fit(cube, mask, wavelengths=cube_wavelengths_nm)"
+            )
+        for window in self.wavelength_ranges:
+            try:
+                lo, hi = (float(v) for v in window)
+            except (TypeError, ValueError) as err:
+                raise OptionError("wavelength_ranges", window, "(lo, hi) pairs in nm") from err
+            if lo > hi:
+                raise OptionError("wavelength_ranges", window, "(lo, hi) pairs in nm with lo <= hi")
+            drop |= (wl >= lo) & (wl <= hi)
+        return drop
+
+    def _by_bbl(self, n_bands: int) -> np.ndarray:
+        if self.bbl is None:
+            return np.zeros(n_bands, dtype=bool)
+        bbl = np.asarray(self.bbl).reshape(-1)
+        if bbl.size != n_bands:
+            raise BandMismatchError(
+                f"RemoveBands: bbl has {bbl.size} entries, expected one per band ({n_bands})"
+            )
+        return bbl == 0
+
     def transform(self, x: Any) -> np.ndarray:
         """Select the kept bands of any ``(..., C)`` array; returns float32 ``(..., C_out)``."""
         x = self._check_input(x)
         return np.asarray(x[..., self.keep_], dtype=np.float32)
+
+
+def _band_count(cube: Any) -> int:
+    """Bands of a cube (its last axis), or the count itself when an int is given."""
+    if isinstance(cube, (int, np.integer)):
+        return int(cube)
+    shape = np.shape(cube)
+    if len(shape) < 1:
+        raise BandMismatchError("RemoveBands.fit: cube has no band axis")
+    return int(shape[-1])
+
+
+def _band_wavelengths(wavelengths: Any, n_bands: int) -> np.ndarray | None:
+    if wavelengths is None:
+        return None
+    wl = np.asarray(wavelengths, dtype=np.float64).reshape(-1)
+    if wl.size != n_bands:
+        raise WavelengthError(
+            f"RemoveBands.fit: wavelengths has {wl.size} entries, expected one per band ({n_bands})"
+        )
+    return wl

@@ -19,12 +19,14 @@ import numpy as np
 
 from hsi.errors import OptionError, SplitError
 from hsi.preprocess._base import BandTransformer, training_pixels
+from hsi.preprocess._registry import register_transformer
 
 __all__ = ["NonFiniteFill"]
 
 _STRATEGIES = ("median", "mean")
 
 
+@register_transformer
 class NonFiniteFill(BandTransformer):
     """Replace NaN / +-inf values by a per-band statistic of the finite training values.
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from hsi.errors import ShapeMismatchError
+from hsi.errors import OptionError, ShapeMismatchError
 
 __all__ = ["leakage_report", "square_dilate"]
 
@@ -70,7 +70,7 @@ def leakage_report(train_mask: Any, test_mask: Any, patch_size: int) -> dict[str
         )
     if isinstance(patch_size, bool) or not isinstance(patch_size, (int, np.integer)) \
             or patch_size < 1:
-        raise ValueError(f"leakage_report: patch_size must be a positive int, found {patch_size!r}")
+        raise OptionError("patch_size", patch_size, "leakage_report: patch_size must be a positive int")
     r = int(patch_size) // 2
     in_train_windows = square_dilate(train, r)
     near_test = square_dilate(test, r)

@@ -7,11 +7,28 @@ from typing import Any
 
 import numpy as np
 
+from hsi.errors import OptionError, SplitError
 from hsi.preprocess._base import BandTransformer, training_pixels
+from hsi.preprocess._registry import register_transformer
 
-__all__ = ["PCA"]
+__all__ = ["COMPONENTS_ALLOWED", "PCA", "check_components"]
 
 
+#: what a number of PCA components may be, in words (one definition for PCA and the DataModule's ``pca``)
+COMPONENTS_ALLOWED = "a number of components >= 1 (an integer) or a variance fraction in (0, 1)"
+
+
+def check_components(name: str, value: Any) -> int | float:
+    """``value`` as a component count (int >= 1) or a variance fraction (float in (0, 1)); else :class:`OptionError`."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if value >= 1:
+            return int(value)
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool) and 0.0 < float(value) < 1.0:
+        return float(value)
+    raise OptionError(name, value, COMPONENTS_ALLOWED)
+
+
+@register_transformer
 class PCA(BandTransformer):
     """Project the bands onto the leading principal components of the training pixels.
 
@@ -67,25 +84,12 @@ class PCA(BandTransformer):
         self.max_fit_pixels = max_fit_pixels
 
     def _check_n_components(self, n_pixels: int, n_bands: int) -> int | float:
-        k = self.n_components
-        if isinstance(k, bool) or not isinstance(k, numbers.Real):
-            raise ValueError(
-                f"PCA: n_components must be an int or a float in (0, 1), found {k!r}"
-            )
-        if isinstance(k, numbers.Integral):
-            limit = min(n_pixels, n_bands)
-            if not 1 <= k <= limit:
-                raise ValueError(
-                    f"PCA: n_components={k} must be between 1 and min(bands, training pixels) "
-                    f"= min({n_bands}, {n_pixels}) = {limit}"
-                )
-            return int(k)
-        if not 0.0 < float(k) < 1.0:
-            raise ValueError(
-                f"PCA: a float n_components is a variance fraction and must be in (0, 1), "
-                f"found {k!r}"
-            )
-        return float(k)
+        k = check_components("n_components", self.n_components)
+        limit = min(n_pixels, n_bands)
+        if isinstance(k, int) and k > limit:
+            raise OptionError("n_components", k, f"at most min(bands, training pixels) = min({n_bands}, {n_pixels}) "
+                              f"= {limit}")
+        return k
 
     def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> PCA:
         """Fit the projection on the pixels where ``mask`` is True; returns self."""
@@ -99,7 +103,7 @@ class PCA(BandTransformer):
             x = x[idx]
         k = self._check_n_components(x.shape[0], x.shape[1])
         if x.shape[0] < 2:
-            raise ValueError("PCA.fit: needs at least 2 training pixels, found 1")
+            raise SplitError("PCA.fit: needs at least 2 training pixels, found 1")
         sk = _SkPCA(n_components=k, svd_solver="full", whiten=False).fit(x)
         self.n_bands_in_ = int(x.shape[1])
         self.n_components_ = int(sk.n_components_)

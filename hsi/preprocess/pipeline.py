@@ -19,9 +19,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from hsi._atomic import write_bytes_atomic
-from hsi.errors import OptionError, OverwriteError
+from hsi.errors import MissingFileError, OptionError, OverwriteError
 from hsi.preprocess._base import BandTransformer, StateFormatError, training_pixels
-from hsi.preprocess._state import decode_value, encode_value, transformer_from_state
+from hsi.preprocess._registry import transformer_from_state
+from hsi.preprocess._state import decode_value, encode_value
 from hsi.preprocess.bands import RemoveBands
 from hsi.preprocess.fill import NonFiniteFill
 from hsi.preprocess.pca import PCA
@@ -226,7 +227,7 @@ class Pipeline(BandTransformer):
         """
         json_path, _ = _paths(path)
         if not json_path.is_file():
-            raise FileNotFoundError(f"Pipeline.load: no saved pipeline at {json_path}")
+            raise MissingFileError(f"Pipeline.load: no saved pipeline at {json_path}")
         state = _read_json(json_path)
         _check_header(state, f"Pipeline.load({json_path})")
         recorded = state.get("state_sha256")
@@ -242,7 +243,7 @@ class Pipeline(BandTransformer):
             )
         npz_path = json_path.parent / str(state.get("arrays_file", ""))
         if not npz_path.is_file():
-            raise FileNotFoundError(
+            raise MissingFileError(
                 f"Pipeline.load: arrays file {npz_path} named in {json_path} is missing"
             )
         blob = npz_path.read_bytes()
@@ -346,9 +347,7 @@ def make_pipeline(scaling: str | None = "minmax", pca: int | float | None = None
     elif scaling == "standardize":
         steps.append(PerBandStandardize())
     elif scaling is not None:
-        raise ValueError(
-            f"make_pipeline: scaling must be 'minmax', 'standardize' or None, found {scaling!r}"
-        )
+        raise OptionError("scaling", scaling, "make_pipeline: scaling must be 'minmax', 'standardize' or None")
     if pca is not None:
         steps.append(PCA(n_components=pca, whiten=whiten, random_state=random_state))
     return Pipeline(steps)

@@ -18,7 +18,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from hsi.errors import OptionError
 from hsi.preprocess._base import BandTransformer, training_pixels
+from hsi.preprocess._registry import register_transformer
 
 __all__ = ["PerBandMinMax", "PerBandStandardize", "per_band_affine"]
 
@@ -62,6 +64,7 @@ def _check_bands_for_partial_fit(obj: BandTransformer, n_bands: int, what: str) 
         )
 
 
+@register_transformer
 class PerBandMinMax(BandTransformer):
     """Scale each band to ``feature_range`` using its training min and max.
 
@@ -101,14 +104,9 @@ class PerBandMinMax(BandTransformer):
         try:
             lo, hi = (float(v) for v in self.feature_range)
         except (TypeError, ValueError) as err:
-            raise ValueError(
-                f"PerBandMinMax: feature_range must be two numbers (lo, hi), "
-                f"found {self.feature_range!r}"
-            ) from err
+            raise OptionError("feature_range", self.feature_range, "two numbers (lo, hi) (PerBandMinMax)") from err
         if not lo < hi:
-            raise ValueError(
-                f"PerBandMinMax: feature_range must satisfy lo < hi, found {self.feature_range!r}"
-            )
+            raise OptionError("feature_range", self.feature_range, "two numbers (lo, hi) with lo < hi (PerBandMinMax)")
         return lo, hi
 
     def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> PerBandMinMax:
@@ -155,6 +153,7 @@ class PerBandMinMax(BandTransformer):
         return ((x.astype(np.float64) - lo) / self.scale_ + self.data_min_).astype(np.float32)
 
 
+@register_transformer
 class PerBandStandardize(BandTransformer):
     """Standardize each band to zero mean and unit variance over the training pixels.
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -136,53 +137,81 @@ def block_split(labels: Any, block_size: int = 16, fractions: Sequence[float] = 
     if isinstance(cohesion, bool) or not isinstance(cohesion, numbers.Real) or not \
             0 <= cohesion < math.inf:
         raise SplitError(f"{what}: cohesion must be a finite number >= 0, found {cohesion!r}")
-    h, w = lab.shape
     n_classes = int(lab.max())
     if n_classes == 0:
         raise SplitError(f"{what}: labels has no labeled pixel (all 0)")
-
-    nbr, nbc = math.ceil(h / bs), math.ceil(w / bs)
-    block_id = (np.arange(h) // bs)[:, None] * nbc + (np.arange(w) // bs)[None, :]
-    labeled = lab > 0
-    flat = block_id[labeled] * n_classes + (lab[labeled] - 1)
-    block_counts = np.bincount(flat, minlength=nbr * nbc * n_classes).reshape(nbr * nbc,
-                                                                             n_classes)
-    n_labeled_blocks = int((block_counts.sum(axis=1) > 0).sum())
+    grid = _BlockGrid.of(lab, bs, n_classes)
     needed = [_SPLITS[s] for s in range(3) if f[s] > 0]
-    if n_labeled_blocks < len(needed):
+    if grid.n_labeled_blocks < len(needed):
         raise SplitError(
-            f"{what}: only {n_labeled_blocks} block(s) of {bs}x{bs} pixels hold labeled pixels "
-            f"on this {h}x{w} label map, but {len(needed)} splits ({', '.join(needed)}) need one "
-            "each; use a smaller block_size"
+            f"{what}: only {grid.n_labeled_blocks} block(s) of {bs}x{bs} pixels hold labeled pixels "
+            f"on this {lab.shape[0]}x{lab.shape[1]} label map, but {len(needed)} splits ({', '.join(needed)}) "
+            "need one each; use a smaller block_size"
         )
-    blocks_per_class = (block_counts > 0).sum(axis=0)
+    masks, attempt = _best_assignment(lab, grid, f, buf, np.random.default_rng(seed_), tries, float(cohesion))
+    _check_not_empty(masks, needed, what, bs, buf, lab.shape, grid.n_labeled_blocks)
+    params = {"method": "block", "block_size": bs, "buffer": buf, "fractions": f.tolist(),
+              "seed": seed_, "cohesion": float(cohesion), "attempt": attempt,
+              "buffer_reference": "Chebyshev distance to any pixel of a val/test block"}
+    return make_split(lab, masks, params, what, _class_hints(grid.blocks_per_class, bs, buf))
+
+
+@dataclass(frozen=True)
+class _BlockGrid:
+    """The blocks of a label map: each pixel's block id and each block's per-class pixel counts."""
+
+    block_id: np.ndarray       # (H, W) int
+    block_counts: np.ndarray   # (n_blocks, K) int
+    shape: tuple[int, int]     # blocks per column and per row
+
+    @classmethod
+    def of(cls, lab: np.ndarray, bs: int, n_classes: int) -> _BlockGrid:
+        h, w = lab.shape
+        nbr, nbc = math.ceil(h / bs), math.ceil(w / bs)
+        block_id = (np.arange(h) // bs)[:, None] * nbc + (np.arange(w) // bs)[None, :]
+        labeled = lab > 0
+        flat = block_id[labeled] * n_classes + (lab[labeled] - 1)
+        counts = np.bincount(flat, minlength=nbr * nbc * n_classes).reshape(nbr * nbc, n_classes)
+        return cls(block_id, counts, (nbr, nbc))
+
+    @property
+    def n_labeled_blocks(self) -> int:
+        return int((self.block_counts.sum(axis=1) > 0).sum())
+
+    @property
+    def blocks_per_class(self) -> np.ndarray:
+        return (self.block_counts > 0).sum(axis=0)
+
+
+def _best_assignment(lab: np.ndarray, grid: _BlockGrid, f: np.ndarray, buf: int, rng: np.random.Generator,
+                     tries: int, cohesion: float) -> tuple[dict[str, np.ndarray], int]:
+    """The buffered masks of the first assignment that represents every class (else the best one), and its try."""
+    n_classes = grid.block_counts.shape[1]
+    labeled = lab > 0
     # A class in n blocks is required in the first min(n, 3) of (train, test, val).
     allowed = [s for s in _PRIORITY if f[s] > 0]
-    want = np.minimum(blocks_per_class, len(allowed))
-
-    rng = np.random.default_rng(seed_)
+    want = np.minimum(grid.blocks_per_class, len(allowed))
     best = None
     for attempt in range(tries):
-        assign = _assign_blocks(block_counts, f, rng, (nbr, nbc), float(cohesion))
-        pix_split = assign[block_id]
-        held_out_blocks = (pix_split == 1) | (pix_split == 2)
-        near = square_dilate(held_out_blocks, buf)
+        pix_split = _assign_blocks(grid.block_counts, f, rng, grid.shape, cohesion)[grid.block_id]
+        near = square_dilate((pix_split == 1) | (pix_split == 2), buf)
         cand = labeled & (pix_split == 0)
         masks = {"train": cand & ~near, "val": labeled & (pix_split == 1),
                  "test": labeled & (pix_split == 2), "buffer": cand & near}
         per = np.stack([np.bincount(lab[masks[s]], minlength=n_classes + 1)[1:]
                         for s in _SPLITS], axis=1)  # (K, 3)
-        gaps = sum(int(((want > i) & (per[:, s] == 0)).sum())
-                   for i, s in enumerate(allowed))
+        gaps = sum(int(((want > i) & (per[:, s] == 0)).sum()) for i, s in enumerate(allowed))
         totals = np.maximum(per.sum(axis=1, keepdims=True), 1)
-        error = float(((per / totals - f[None, :]) ** 2).sum())
-        score = (gaps, error)
+        score = (gaps, float(((per / totals - f[None, :]) ** 2).sum()))
         if best is None or score < best[0]:
             best = (score, masks, attempt)
         if gaps == 0:
             break
-    _, masks, attempt = best
+    return best[1], best[2]
 
+
+def _check_not_empty(masks: dict[str, np.ndarray], needed: list[str], what: str, bs: int, buf: int,
+                     shape: tuple[int, int], n_labeled_blocks: int) -> None:
     for s in _SPLITS:
         if s in needed and not masks[s].any():
             cause = ("the buffer removed every training pixel; use a smaller buffer or a "
@@ -190,18 +219,17 @@ def block_split(labels: Any, block_size: int = 16, fractions: Sequence[float] = 
                      else "use a smaller block_size")
             raise SplitError(
                 f"{what}: the {s} split is empty with block_size={bs}, buffer={buf} on this "
-                f"{h}x{w} label map ({n_labeled_blocks} labeled blocks); {cause}"
+                f"{shape[0]}x{shape[1]} label map ({n_labeled_blocks} labeled blocks); {cause}"
             )
 
+
+def _class_hints(blocks_per_class: np.ndarray, bs: int, buf: int) -> dict[int, str]:
+    """Why a class may be missing from a split, by class id (for the split's warnings)."""
     hints = {}
-    for k in range(1, n_classes + 1):
-        nb = int(blocks_per_class[k - 1])
+    for k, nb in enumerate(blocks_per_class.tolist(), start=1):
         if nb == 1:
             hints[k] = f": all its pixels lie in one {bs}x{bs} block; use a smaller block_size"
         elif nb > 1:
             hints[k] = (f": it spans {nb} blocks of {bs}x{bs}, taken by other classes or "
                         f"cleared by buffer={buf}; try another seed or a smaller block_size")
-    params = {"method": "block", "block_size": bs, "buffer": buf, "fractions": f.tolist(),
-              "seed": seed_, "cohesion": float(cohesion), "attempt": attempt,
-              "buffer_reference": "Chebyshev distance to any pixel of a val/test block"}
-    return make_split(lab, masks, params, what, hints)
+    return hints

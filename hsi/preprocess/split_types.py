@@ -17,6 +17,7 @@ import numpy as np
 
 from hsi.errors import ShapeMismatchError, SplitError, StratificationWarning  # noqa: F401 - re-exported
 from hsi.preprocess._base import StateFormatError
+from hsi.preprocess._state import encode_value
 
 __all__ = ["COLUMNS", "Split", "SplitCounts", "StratificationWarning", "labels_digest"]
 
@@ -157,8 +158,6 @@ class Split:
 
     def to_state(self) -> dict[str, Any]:
         """Plain JSON types: masks packed as base64 of ``np.packbits``; counts as lists."""
-        from hsi.preprocess._state import encode_value
-
         return {
             "format": _FORMAT,
             "format_version": _FORMAT_VERSION,

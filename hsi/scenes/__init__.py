@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from hsi.scenes.files import RemoteFile, resolve_root
 from hsi.scenes.labels import abundance_labels, remap_labels
-from hsi.scenes.palette import make_palette
+from hsi.scenes.palette import make_palette, scene_palette
 from hsi.scenes.registry import (
     SceneSpec,
     describe_scenes,
@@ -37,5 +37,6 @@ __all__ = [
     "register_scene",
     "remap_labels",
     "resolve_root",
+    "scene_palette",
     "unregister_scene",
 ]

@@ -28,7 +28,7 @@ import numpy as np
 from hsi.errors import CubeFormatError, IntegrityError, ShapeMismatchError
 from hsi.scenes.files import RemoteFile, ensure_files, locate
 from hsi.scenes.labels import remap_labels
-from hsi.scenes.palette import make_palette
+from hsi.scenes.palette import scene_palette
 from hsi.scenes.registry import SceneSpec
 from hsi.scenes.scene import Scene
 
@@ -150,7 +150,7 @@ class BenchmarkScene:
             "title": self.title,
             "citation": self.citation,
         }
-        return Scene(self.name, cube, labels, list(self.class_names), make_palette(len(self.class_names)), meta)
+        return Scene(self.name, cube, labels, list(self.class_names), scene_palette(self.class_names), meta)
 
     def _read_checked(self, cube_path: Path, gt_path: Path):
         """Read cube and labels; check H x W agree and the cube has the expected shape."""

@@ -12,13 +12,13 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from hsi._atomic import atomic_path
 from hsi.errors import DatasetNotFoundError, IntegrityError
 
 ENV_VAR = "HSI_DATA_DIR"
@@ -154,13 +154,12 @@ def fetch(
         Network or file-system failure, unchanged.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    tmp = Path(tmp_name)
     digest = hashlib.sha256()
     n_bytes = 0
-    try:
+    # ".<name>.tmp-<pid>-...part", renamed to dest only once verified; removed on any failure
+    with atomic_path(dest, suffix=".part") as tmp:
         request = urllib.request.Request(url, headers={"User-Agent": "hsi-downloader"})
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(request, timeout=timeout) as response:
+        with open(tmp, "wb") as out, urllib.request.urlopen(request, timeout=timeout) as response:
             length = response.headers.get("Content-Length") if hasattr(response, "headers") else None
             total = int(length) if length and str(length).isdigit() else None
             bar = _Progress(total, dest.name, progress)
@@ -182,10 +181,6 @@ def fetch(
                 f"download of {url}: SHA-256 {digest.hexdigest()}, expected {spec.sha256} for "
                 f"{spec.filename}; nothing was saved to {dest}"
             )
-        os.replace(tmp, dest)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     return dest
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hsi.errors import CubeFormatError, ShapeMismatchError
+from hsi.errors import CubeFormatError, OptionError, ShapeMismatchError
 
 
 def remap_labels(
@@ -79,7 +79,7 @@ def abundance_labels(
     (H, W) int64 in ``0..K``.
     """
     if not 0.0 <= purity <= 1.0:
-        raise ValueError(f"purity must be in [0, 1]; found {purity}")
+        raise OptionError("purity", purity, "a number in [0, 1] (the least abundance of a labeled pixel's main endmember)")
     maps = abundance_maps(abundances, shape, source)
     top = maps.argmax(axis=-1)
     labels = (top + 1).astype(np.int64)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hsi.errors import ShapeMismatchError
+from hsi.errors import CubeFormatError, ShapeMismatchError
 
 if TYPE_CHECKING:  # imported for annotations only, so hsi.scenes imports without hsi.io
     from hsi.io import Cube
@@ -55,7 +55,7 @@ class Scene:
             )
         k = len(self.class_names)
         if labels.size and (labels.min() < 0 or labels.max() > k):
-            raise ValueError(
+            raise CubeFormatError(
                 f"scene {self.name!r}: labels must lie in 0..{k} (K = len(class_names)); "
                 f"found {labels.min()}..{labels.max()}"
             )

@@ -14,9 +14,9 @@ Ingredients, in the order they are applied:
    A share of the parcels is unlabeled background with its own random spectra; every class
    gets at least one parcel, the rest are drawn with Indian-Pines-like unbalanced weights.
 2. **Class spectra.** Mixtures of the endmembers plus a crop-specific smooth perturbation.
-   Tillage variants of one crop (corn-notill / corn-mintill, soybean-notill /
-   soybean-mintill) differ only by a few percent of residue vs soil cover, so their mean
-   spectra are nearly identical (correlation > 0.998, shape difference about 1 %).
+   Tillage variants of one crop (S-row-A-notill / S-row-A-mintill, S-row-B-notill /
+   S-row-B-mintill, modelled on Indian Pines' corn and soybean) differ only by a few
+   percent of residue vs soil cover, so their mean spectra are nearly identical (correlation > 0.998, shape difference about 1 %).
 3. **Variability.** A per-parcel offset (each field differs), a smooth within-parcel
    texture field (Gaussian-filtered noise, scale ``texture_scale`` px, its sign and
    strength drawn per parcel) and a spatially white per-pixel jitter, all in
@@ -38,31 +38,34 @@ import numpy as np
 from scipy import ndimage
 from scipy.spatial import cKDTree
 
-from hsi.scenes.palette import make_palette
+from hsi.errors import OptionError
+from hsi.scenes.palette import scene_palette
 from hsi.scenes.registry import SceneSpec
 from hsi.scenes.scene import Scene
 
-# Indian Pines class names (label k <-> _IP_CLASSES[k - 1]) with the cover fractions
-# (green vegetation, soil, residue, dark), a crop id whose smooth spectral signature all
-# its tillage variants share, and a relative abundance weight (the larger classes of
-# Indian Pines get more parcels; weight 0 = exactly one parcel, like alfalfa or oats).
-_IP_CLASSES: tuple[tuple[str, tuple[float, float, float, float], str, float], ...] = (
-    ("alfalfa", (0.78, 0.14, 0.05, 0.03), "alfalfa", 0.0),
-    ("corn-notill", (0.42, 0.18, 0.37, 0.03), "corn", 3.0),
-    ("corn-mintill", (0.42, 0.26, 0.29, 0.03), "corn", 2.0),
-    ("corn", (0.40, 0.36, 0.21, 0.03), "corn", 1.0),
-    ("grass-pasture", (0.62, 0.18, 0.17, 0.03), "grass", 1.0),
-    ("grass-trees", (0.68, 0.12, 0.08, 0.12), "trees", 1.5),
-    ("grass-pasture-mowed", (0.52, 0.22, 0.23, 0.03), "grass", 0.0),
-    ("hay-windrowed", (0.25, 0.12, 0.60, 0.03), "hay", 1.0),
-    ("oats", (0.50, 0.30, 0.17, 0.03), "oats", 0.0),
-    ("soybean-notill", (0.38, 0.20, 0.39, 0.03), "soybean", 2.0),
-    ("soybean-mintill", (0.38, 0.28, 0.31, 0.03), "soybean", 4.0),
-    ("soybean-clean", (0.36, 0.38, 0.23, 0.03), "soybean", 1.0),
-    ("wheat", (0.76, 0.17, 0.04, 0.03), "wheat", 0.5),
-    ("woods", (0.64, 0.06, 0.05, 0.25), "trees", 2.5),
-    ("buildings-grass-trees-drives", (0.30, 0.34, 0.10, 0.26), "urban", 1.0),
-    ("stone-steel-towers", (0.06, 0.44, 0.06, 0.44), "towers", 0.0),
+# The classes (label k <-> _CLASSES[k - 1]), modelled on Indian Pines' 16 but named as
+# synthetic ("S-" and letters, so a table of them cannot pass for a real survey): name,
+# cover fractions (green vegetation, soil, residue, dark), a crop id whose smooth spectral
+# signature all its tillage variants share, and a relative abundance weight (the larger
+# classes get more parcels; weight 0 = exactly one parcel). Row crop A and B are modelled on
+# corn and soybean, cereal A and B on oats and wheat, the legume on alfalfa.
+_CLASSES: tuple[tuple[str, tuple[float, float, float, float], str, float], ...] = (
+    ("S-legume", (0.78, 0.14, 0.05, 0.03), "alfalfa", 0.0),
+    ("S-row-A-notill", (0.42, 0.18, 0.37, 0.03), "corn", 3.0),
+    ("S-row-A-mintill", (0.42, 0.26, 0.29, 0.03), "corn", 2.0),
+    ("S-row-A", (0.40, 0.36, 0.21, 0.03), "corn", 1.0),
+    ("S-pasture", (0.62, 0.18, 0.17, 0.03), "grass", 1.0),
+    ("S-grass-trees", (0.68, 0.12, 0.08, 0.12), "trees", 1.5),
+    ("S-pasture-mowed", (0.52, 0.22, 0.23, 0.03), "grass", 0.0),
+    ("S-hay", (0.25, 0.12, 0.60, 0.03), "hay", 1.0),
+    ("S-cereal-A", (0.50, 0.30, 0.17, 0.03), "oats", 0.0),
+    ("S-row-B-notill", (0.38, 0.20, 0.39, 0.03), "soybean", 2.0),
+    ("S-row-B-mintill", (0.38, 0.28, 0.31, 0.03), "soybean", 4.0),
+    ("S-row-B-clean", (0.36, 0.38, 0.23, 0.03), "soybean", 1.0),
+    ("S-cereal-B", (0.76, 0.17, 0.04, 0.03), "wheat", 0.5),
+    ("S-woods", (0.64, 0.06, 0.05, 0.25), "trees", 2.5),
+    ("S-built-up", (0.30, 0.34, 0.10, 0.26), "urban", 1.0),
+    ("S-stone-steel", (0.06, 0.44, 0.06, 0.44), "towers", 0.0),
 )
 
 #: Pairs of class labels (1-based, default 16-class scene) whose mean spectra are
@@ -139,12 +142,12 @@ def _class_table(n_classes: int, rng: np.random.Generator) -> tuple[list[str], n
     """Names, (K, 4) cover fractions, crop ids and parcel weights for ``n_classes`` classes."""
     names, fractions, crops, weights = [], [], [], []
     for k in range(n_classes):
-        if k < len(_IP_CLASSES):
-            name, frac, crop, weight = _IP_CLASSES[k]
+        if k < len(_CLASSES):
+            name, frac, crop, weight = _CLASSES[k]
         else:
-            name = f"class-{k + 1}"
+            name = f"S-class-{k + 1}"
             frac = tuple(rng.dirichlet(np.full(4, 1.5)))
-            crop, weight = name, 1.0
+            crop, weight = f"class-{k + 1}", 1.0  # the crop id orders the RNG draws: keep it
         names.append(name)
         fractions.append(frac)
         crops.append(crop)
@@ -186,6 +189,109 @@ def _layout(
     return parcel, road
 
 
+def _check_sizes(height: int, width: int, bands: int, n_classes: int, background_fraction: float) -> None:
+    if height < 8 or width < 8:
+        raise OptionError("scene_options", f"height={height}, width={width}", "height and width >= 8 (the synthetic scene's size in pixels)")
+    if bands < 2:
+        raise OptionError("scene_options", f"bands={bands}", "bands >= 2 (the synthetic scene's band count)")
+    if n_classes < 1:
+        raise OptionError("scene_options", f"n_classes={n_classes}", "n_classes >= 1 (the synthetic scene's class count)")
+    if not 0.0 <= background_fraction < 1.0:
+        raise OptionError("scene_options", f"background_fraction={background_fraction}", "background_fraction in [0, 1)")
+
+
+def _basis(wl: np.ndarray) -> np.ndarray:
+    """``(r, C)`` float32 spectra that every pixel mixes: the endmembers and the bumps, through the atmosphere."""
+    bumps = np.stack([_gauss(wl, c, 110.0) for c in np.linspace(450, 2450, _N_BUMPS)])
+    return (np.vstack([_endmembers(wl), 0.05 * bumps]) * _transmission(wl)).astype(np.float32)
+
+
+def _class_coefficients(rng: np.random.Generator, fractions: np.ndarray, crops: list[str], r: int,
+                        crop_separation: float) -> np.ndarray:
+    """``(K, r)`` coefficient vectors of the classes: endmember fractions, then the crop's bump signature."""
+    crop_sig = {c: rng.standard_normal(_N_BUMPS) for c in sorted(set(crops))}
+    class_coef = np.zeros((len(crops), r))
+    class_coef[:, :4] = fractions
+    for k, crop in enumerate(crops):
+        class_coef[k, 4:] = crop_separation * crop_sig[crop]
+        class_coef[k, 4:] += 0.05 * crop_separation * rng.standard_normal(_N_BUMPS)
+    return class_coef
+
+
+def _parcel_classes(rng: np.random.Generator, parcel: np.ndarray, road: np.ndarray, n_classes: int,
+                    weights: np.ndarray, background_fraction: float, where: str) -> np.ndarray:
+    """Class id (0 = background) of every parcel: each class once first, then background, then drawn by weight."""
+    n_parcels = int(parcel.max()) + 1
+    area = np.bincount(parcel[~road], minlength=n_parcels)
+    usable = np.flatnonzero(area >= 4)
+    if usable.size < n_classes:
+        raise OptionError(
+            "scene_options", f"n_classes={n_classes}",
+            f"{where} has only {usable.size} usable parcels, fewer than n_classes={n_classes}; make the scene "
+            f"larger or parcel_size smaller",
+        )
+    order = rng.permutation(usable)
+    parcel_class = np.zeros(n_parcels, dtype=np.int64)  # 0 = background
+    parcel_class[order[:n_classes]] = rng.permutation(n_classes) + 1
+    rest = order[n_classes:]
+    n_bg = int(round(background_fraction * usable.size))
+    n_bg = min(max(n_bg, 1 if rest.size else 0), rest.size)
+    drawn = rest[n_bg:]
+    if drawn.size:
+        p = weights / weights.sum() if weights.sum() > 0 else np.full(n_classes, 1.0 / n_classes)
+        parcel_class[drawn] = rng.choice(n_classes, size=drawn.size, p=p) + 1
+    return parcel_class
+
+
+def _parcel_coefficients(rng_spec: np.random.Generator, rng_parcel: np.random.Generator, parcel_class: np.ndarray,
+                         class_coef: np.ndarray, crop_separation: float, parcel_variability: float) -> np.ndarray:
+    """``(P, r)`` coefficients of every parcel: its class mean plus a per-parcel offset; background gets its own."""
+    n_parcels, r = parcel_class.size, class_coef.shape[1]
+    parcel_coef = np.zeros((n_parcels, r))
+    labeled = parcel_class > 0
+    parcel_coef[labeled] = class_coef[parcel_class[labeled] - 1]
+    n_bgp = int((~labeled).sum())
+    parcel_coef[~labeled, :4] = rng_spec.dirichlet(np.full(4, 1.2), size=n_bgp)
+    parcel_coef[~labeled, 4:] = crop_separation * rng_spec.standard_normal((n_bgp, _N_BUMPS))
+    parcel_coef[:, :3] += rng_parcel.standard_normal((n_parcels, 3)) * parcel_variability
+    parcel_coef[:, 4:] += parcel_variability * rng_parcel.standard_normal((n_parcels, _N_BUMPS))
+    return parcel_coef
+
+
+def _pixel_coefficients(rngs: dict[str, np.random.Generator], parcel_coef: np.ndarray, parcel: np.ndarray,
+                        road: np.ndarray, texture: float, texture_scale: float, pixel_variability: float,
+                        mixing: float) -> np.ndarray:
+    """``(H, W, r)`` float32 coefficients: parcels and roads, smooth texture, white jitter, then the sensor's blur."""
+    height, width = parcel.shape
+    coef = parcel_coef.astype(np.float32)[parcel]
+    coef[road] = 0.0
+    coef[road, :4] = (0.04, 0.45, 0.06, 0.45)
+    if texture > 0:
+        tex = _smooth_field(rngs["texture"], (height, width), sigma=texture_scale, n=3)
+        gain = rngs["texture"].standard_normal((parcel_coef.shape[0], 3)).astype(np.float32)
+        coef[..., :3] += texture * tex * gain[parcel]
+    if pixel_variability > 0:
+        coef[..., :3] += pixel_variability * rngs["pixel"].standard_normal((height, width, 3), dtype=np.float32)
+    if mixing > 0:  # mixed pixels: a point-spread function over the coefficient image
+        coef = ndimage.gaussian_filter(coef, sigma=(mixing, mixing, 0), mode="nearest")
+    return coef
+
+
+def _render(rngs: dict[str, np.random.Generator], coef: np.ndarray, basis: np.ndarray, illumination: float,
+            noise: float) -> np.ndarray:
+    """``(H, W, C)`` float32 spectra of the coefficients, with smooth illumination and white sensor noise."""
+    height, width, r = coef.shape
+    cube = (coef.reshape(-1, r) @ basis).reshape(height, width, basis.shape[1])
+    if illumination > 0:
+        cube *= np.exp(illumination * _smooth_field(rngs["illumination"], (height, width), sigma=12.0, n=1))
+    if noise > 0:
+        step = 256
+        for r0 in range(0, height, step):
+            block = cube[r0 : r0 + step]
+            block += np.float32(noise) * rngs["noise"].standard_normal(block.shape, dtype=np.float32)
+    return cube
+
+
 def _generate(
     height: int,
     width: int,
@@ -205,100 +311,23 @@ def _generate(
     illumination: float,
     noise: float,
 ) -> dict[str, Any]:
-    if height < 8 or width < 8:
-        raise ValueError(f"height and width must be >= 8; found {height} x {width}")
-    if bands < 2:
-        raise ValueError(f"bands must be >= 2; found {bands}")
-    if n_classes < 1:
-        raise ValueError(f"n_classes must be >= 1; found {n_classes}")
-    if not 0.0 <= background_fraction < 1.0:
-        raise ValueError(f"background_fraction must be in [0, 1); found {background_fraction}")
-
+    _check_sizes(height, width, bands, n_classes, background_fraction)
     # One independent stream per ingredient, so switching one off leaves the others as they were.
     streams = np.random.SeedSequence(seed).spawn(7)
-    rng_spec, rng_layout, rng_parcel, rng_tex, rng_pix, rng_illum, rng_noise = (
-        np.random.default_rng(s) for s in streams
-    )
-
+    rngs = dict(zip(("spectra", "layout", "parcel", "texture", "pixel", "illumination", "noise"),
+                    (np.random.default_rng(s) for s in streams)))
     wl = np.linspace(400.0, 2500.0, bands)
-    trans = _transmission(wl)
-    bumps = np.stack([_gauss(wl, c, 110.0) for c in np.linspace(450, 2450, _N_BUMPS)])
-    basis = (np.vstack([_endmembers(wl), 0.05 * bumps]) * trans).astype(np.float32)  # (r, C)
-    r = basis.shape[0]
-
-    # --- class and background spectra, as coefficient vectors -------------------------
-    names, fractions, crops, weights = _class_table(n_classes, rng_spec)
-    crop_sig = {c: rng_spec.standard_normal(_N_BUMPS) for c in sorted(set(crops))}
-    class_coef = np.zeros((n_classes, r))
-    class_coef[:, :4] = fractions
-    for k, crop in enumerate(crops):
-        class_coef[k, 4:] = crop_separation * crop_sig[crop]
-        class_coef[k, 4:] += 0.05 * crop_separation * rng_spec.standard_normal(_N_BUMPS)
-
-    # --- layout -------------------------------------------------------------------------
+    basis = _basis(wl)
+    names, fractions, crops, weights = _class_table(n_classes, rngs["spectra"])
+    class_coef = _class_coefficients(rngs["spectra"], fractions, crops, basis.shape[0], crop_separation)
     min_parcels = int(np.ceil(1.5 * n_classes)) + 2
-    parcel, road = _layout(rng_layout, height, width, parcel_size, road_spacing, min_parcels)
-    n_parcels = int(parcel.max()) + 1
-    area = np.bincount(parcel[~road], minlength=n_parcels)
-    usable = np.flatnonzero(area >= 4)
-    if usable.size < n_classes:
-        raise ValueError(
-            f"a {height} x {width} scene with parcel_size={parcel_size} has only {usable.size} "
-            f"usable parcels, fewer than n_classes={n_classes}; make the scene larger or "
-            f"parcel_size smaller"
-        )
-    order = rng_layout.permutation(usable)
-    parcel_class = np.zeros(n_parcels, dtype=np.int64)  # 0 = background
-    parcel_class[order[:n_classes]] = rng_layout.permutation(n_classes) + 1
-    rest = order[n_classes:]
-    n_bg = int(round(background_fraction * usable.size))
-    n_bg = min(max(n_bg, 1 if rest.size else 0), rest.size)
-    drawn = rest[n_bg:]
-    if drawn.size:
-        p = weights / weights.sum() if weights.sum() > 0 else np.full(n_classes, 1.0 / n_classes)
-        parcel_class[drawn] = rng_layout.choice(n_classes, size=drawn.size, p=p) + 1
-
-    # Parcel coefficient vectors: class mean + per-parcel offset; background gets its own.
-    parcel_coef = np.zeros((n_parcels, r))
-    labeled = parcel_class > 0
-    parcel_coef[labeled] = class_coef[parcel_class[labeled] - 1]
-    n_bgp = int((~labeled).sum())
-    bg_frac = rng_spec.dirichlet(np.full(4, 1.2), size=n_bgp)
-    parcel_coef[~labeled, :4] = bg_frac
-    parcel_coef[~labeled, 4:] = crop_separation * rng_spec.standard_normal((n_bgp, _N_BUMPS))
-    offset = rng_parcel.standard_normal((n_parcels, 3)) * parcel_variability
-    parcel_coef[:, :3] += offset
-    parcel_coef[:, 4:] += parcel_variability * rng_parcel.standard_normal((n_parcels, _N_BUMPS))
-
-    coef = parcel_coef.astype(np.float32)[parcel]  # (H, W, r)
-    road_coef = np.zeros(r, dtype=np.float32)
-    road_coef[:4] = (0.04, 0.45, 0.06, 0.45)
-    coef[road] = road_coef
-
-    # --- within-parcel texture (smooth) and per-pixel jitter (white) --------------------
-    if texture > 0:
-        tex = _smooth_field(rng_tex, (height, width), sigma=texture_scale, n=3)
-        gain = rng_tex.standard_normal((n_parcels, 3)).astype(np.float32)
-        coef[..., :3] += texture * tex * gain[parcel]
-    if pixel_variability > 0:
-        coef[..., :3] += pixel_variability * rng_pix.standard_normal((height, width, 3), dtype=np.float32)
-
-    # --- mixed pixels: point-spread function over the coefficient image -----------------
-    if mixing > 0:
-        coef = ndimage.gaussian_filter(coef, sigma=(mixing, mixing, 0), mode="nearest")
-
-    cube = (coef.reshape(-1, r) @ basis).reshape(height, width, bands)
-
-    # --- illumination and sensor noise ----------------------------------------------------
-    if illumination > 0:
-        illum = np.exp(illumination * _smooth_field(rng_illum, (height, width), sigma=12.0, n=1))
-        cube *= illum
-    if noise > 0:
-        step = 256
-        for r0 in range(0, height, step):
-            block = cube[r0 : r0 + step]
-            block += np.float32(noise) * rng_noise.standard_normal(block.shape, dtype=np.float32)
-
+    parcel, road = _layout(rngs["layout"], height, width, parcel_size, road_spacing, min_parcels)
+    parcel_class = _parcel_classes(rngs["layout"], parcel, road, n_classes, weights, background_fraction,
+                                   f"a {height} x {width} scene with parcel_size={parcel_size}")
+    parcel_coef = _parcel_coefficients(rngs["spectra"], rngs["parcel"], parcel_class, class_coef, crop_separation,
+                                       parcel_variability)
+    coef = _pixel_coefficients(rngs, parcel_coef, parcel, road, texture, texture_scale, pixel_variability, mixing)
+    cube = _render(rngs, coef, basis, illumination, noise)
     labels = parcel_class[parcel]
     labels[road] = 0
     return {
@@ -337,8 +366,9 @@ def make_synthetic_scene(
     height, width, bands : int
         Cube size ``(height, width, bands)``; bands sample 400-2500 nm evenly.
     n_classes : int
-        Number of classes ``K``. The first 16 carry Indian Pines' names and cover mixtures;
-        more get random mixtures and names ``class-17``...
+        Number of classes ``K``. The first 16 carry Indian Pines' cover mixtures under
+        synthetic names (``S-legume``, ``S-row-A-notill``... ``S-stone-steel``); more get
+        random mixtures and names ``S-class-17``...
     seed : int
         Everything is drawn from ``np.random.default_rng`` children of this seed; the same
         arguments always give the same arrays.
@@ -428,7 +458,7 @@ def make_synthetic_scene(
         cube=cube,
         labels=out["labels"],
         class_names=out["class_names"],
-        palette=make_palette(n_classes),
+        palette=scene_palette(out["class_names"]),
         meta=meta,
     )
 

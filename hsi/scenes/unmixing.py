@@ -6,16 +6,17 @@ row ``p % H``, column ``p // H``; see ``../shared/data/README.md``, "Pixel order
 plus ``M`` (endmember spectra) and ``cood`` (endmember names such as ``'1-rock'``).
 A class map is derived from it: label ``k`` where endmember ``k`` has the largest
 abundance and that abundance is ``>= purity`` (default 0.5), else 0 (mixed, unlabeled).
-Class names come from ``cood`` in the file's row order, with the number prefix removed.
+Class names come from ``cood`` in the file's row order, with the number prefix removed and
+the first letter upper case (:func:`class_name`).
 
 Files (F. Zhu's versions, https://rslab.ut.ac.ir/data, also
 https://lesun.weebly.com/hyperspectral-data-set.html; no stable direct links, so
 ``download=True`` cannot fetch them):
 
 - ``samson``: ENVI ``samson_1.img`` + ``samson_1.img.hdr`` (95 x 95 x 156), or the MATLAB
-  ``samson_1.mat``; ground truth ``end3.mat`` (rock, Tree, water).
+  ``samson_1.mat``; ground truth ``end3.mat`` (Rock, Tree, Water).
 - ``jasper_ridge``: ENVI ``jasperRidge2_R198.img`` + ``.hdr`` (100 x 100 x 198), or
-  ``jasperRidge2_R198.mat``; ground truth ``end4.mat`` (tree, water, dirt, road).
+  ``jasperRidge2_R198.mat``; ground truth ``end4.mat`` (Tree, Water, Dirt, Road).
 - ``urban``: ``Urban_R162.mat`` (307 x 307 x 162) or an ENVI ``Urban_R162.img``/``.hdr``;
   ground truth ``end6_groundTruth.mat`` (Asphalt Road, Grass, Tree, Roof, Metal, Dirt).
 
@@ -42,7 +43,7 @@ import numpy as np
 from hsi.errors import CubeFormatError, OptionError, ShapeMismatchError
 from hsi.scenes.files import RemoteFile, locate, not_found, verify_file
 from hsi.scenes.labels import abundance_labels
-from hsi.scenes.palette import make_palette
+from hsi.scenes.palette import scene_palette
 from hsi.scenes.registry import SceneSpec
 from hsi.scenes.scene import Scene
 
@@ -92,6 +93,16 @@ def parse_endmember_names(cood: Any) -> list[str]:
         text = str(item).strip()
         names.append(_PREFIX.sub("", text).strip() or text)
     return names
+
+
+def class_name(name: str) -> str:
+    """A class name in the registry's casing: first letter upper case, the rest as written.
+
+    Every registry scene names its classes this way (``"Corn-notill"``, ``"Bare Soil"``,
+    ``"Asphalt Road"``), so Samson's ``cood`` names ``rock, Tree, water`` become
+    ``Rock, Tree, Water``.
+    """
+    return name[:1].upper() + name[1:]
 
 
 def read_abundances(path: str | Path) -> tuple[np.ndarray, list[str] | None, tuple[int, int] | None]:
@@ -214,6 +225,7 @@ class UnmixingScene:
             names = list(self.default_names[: a.shape[0]]) if len(self.default_names) >= a.shape[0] else [
                 f"endmember-{k + 1}" for k in range(a.shape[0])
             ]
+        names = [class_name(n) for n in names]
         meta = {
             "label_values": list(range(1, a.shape[0] + 1)),
             "purity": float(purity),
@@ -221,7 +233,7 @@ class UnmixingScene:
             "title": self.title,
             "pixel_order": "MATLAB column-major (A[k].reshape(nRow, nCol, order='F'))",
         }
-        return Scene(self.name, cube, labels, names, make_palette(len(names)), meta)
+        return Scene(self.name, cube, labels, names, scene_palette(names), meta)
 
     def spec(self) -> SceneSpec:
         h, w, c = self.shape
@@ -247,7 +259,7 @@ SCENES: tuple[UnmixingScene, ...] = (
         gt=RemoteFile("end3.mat", sha256="ce768182ce5292390180f827ff5769112cf3d299f4e64ab43e950a310b7ec9fa",
                       size=134_259),
         shape=(95, 95, 156),
-        default_names=("rock", "Tree", "water"),
+        default_names=("Rock", "Tree", "Water"),
     ),
     UnmixingScene(
         name="jasper_ridge",
@@ -260,7 +272,7 @@ SCENES: tuple[UnmixingScene, ...] = (
         # Reference size/SHA of the original end4.mat are not known (only of a 2024 re-save).
         gt=RemoteFile("end4.mat"),
         shape=(100, 100, 198),
-        default_names=("tree", "water", "dirt", "road"),
+        default_names=("Tree", "Water", "Dirt", "Road"),
     ),
     UnmixingScene(
         name="urban",

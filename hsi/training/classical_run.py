@@ -1,10 +1,12 @@
-"""``hsi train --model svm|rf``: a classical per-pixel baseline through the same run as a deep model.
+"""The classical baselines (``hsi train --model svm|rf``) as a :class:`~hsi.training.backend.RunBackend`.
 
 Same scene, split, train-fitted preprocessing, output folder rules and reports as a deep
-run (``metrics.json``, ``predictions.npz``, ``confusion.png``, ``split.png``); the model is
-fitted on the centre-pixel spectra of the training pixels (:mod:`hsi.classical`) and saved
-without pickle as ``model.npz``, beside ``model.json`` that holds the DataModule's
-arguments and state (fitted pipeline, split, classes), so inference needs nothing else.
+run (the run steps are :mod:`hsi.training.run`'s, shared); the model is fitted on the
+preprocessed centre-pixel spectra of the training pixels
+(:meth:`hsi.data.HSIDataModule.pixel_spectra`, :mod:`hsi.classical`) and saved without
+pickle as ``model.npz``, whose ``meta`` also holds the DataModule's arguments and state
+(fitted pipeline, split, classes, palette, wavelengths), so ``hsi infer`` needs nothing
+else (:mod:`hsi.infer.classical`).
 """
 
 from __future__ import annotations
@@ -15,83 +17,73 @@ from typing import Any
 
 import numpy as np
 
+from hsi.classical import CLASSICAL_RUN_FORMAT, fit_classical
 from hsi.data import HSIDataModule
-from hsi.training.report import write_json_atomic
-from hsi.training.results import Evaluation, base_metrics, finish, jsonable
+from hsi.errors import OptionError
+from hsi.training.backend import Fitted, Settings
+from hsi.training.config import TrainConfig
+from hsi.training.outputs import final_path
+from hsi.training.results import Evaluation, jsonable
 
-__all__ = ["CLASSICAL_RUN_FORMAT", "centre_spectra", "run_classical"]
-
-CLASSICAL_RUN_FORMAT = "hsi.classical-run"
-
-
-def centre_spectra(datamodule: HSIDataModule, split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(X (N, C), y (N,), coords (N, 2))``: the preprocessed spectra of a split's pixels, 0-based labels."""
-    dataset = getattr(datamodule, f"{split}_dataset")
-    coords = np.asarray(dataset.coords, dtype=np.int64)
-    pad = datamodule.patch_size // 2
-    cube = datamodule._ensure_entry().load("cube")  # padded (H + 2 pad, W + 2 pad, C)
-    X = np.asarray(cube[coords[:, 0] + pad, coords[:, 1] + pad, :], dtype=np.float32)
-    return X, np.asarray(dataset.labels, dtype=np.int64), coords
+__all__ = ["CLASSICAL_RUN_FORMAT", "ClassicalBackend", "run_description"]
 
 
-def run_classical(settings: Any, started: float) -> dict[str, Any]:
-    """Fit, evaluate and report a classical model; returns the metrics written to ``metrics.json``."""
-    from hsi.classical import fit_classical
-    from hsi.training.run import _open_folder, build_datamodule
+class ClassicalBackend:
+    """An RBF-SVM or random forest on the preprocessed centre-pixel spectra, fitted in one go.
 
-    name = str(settings.model["model"])
-    unused = sorted(set(settings.model) - {"model", "model_options"})
-    if unused:
-        from hsi.errors import OptionError
+    Parameters
+    ----------
+    model : {"svm", "rf"}
+        The classical model (:data:`hsi.classical.CLASSICAL_MODELS`).
+    """
 
-        raise OptionError(unused[0], settings.model[unused[0]], f"not an option of the classical model {name}")
-    datamodule = build_datamodule(settings)
-    folder = _open_folder(settings, datamodule.source.name, name)
-    try:
-        return _fit_and_report(folder.path, settings, datamodule, name, started, fit_classical)
-    except KeyboardInterrupt:
-        raise
-    except BaseException:
-        folder.discard()
-        raise
+    def __init__(self, model: str) -> None:
+        self.model = model
 
+    def check(self, cfg: TrainConfig) -> None:
+        """Refuse ``--resume`` (nothing to resume: the fit is one step) and network-only model options."""
+        if cfg.run.resume:
+            raise OptionError("resume", cfg.run.resume,
+                              f"a checkpoint of a deep model ({self.model} is fitted in one go)")
+        unused = sorted(set(cfg.model) - {"model", "model_options"})
+        if unused:
+            raise OptionError(unused[0], cfg.model[unused[0]], f"not an option of the classical model {self.model}")
 
-def _fit_and_report(out: Path, settings: Any, datamodule: HSIDataModule, name: str, started: float,
-                    fit_classical: Any) -> dict[str, Any]:
-    datamodule.prepare_data()
-    datamodule.setup("fit")
-    X, y, _ = centre_spectra(datamodule, "train")
-    fit_started = time.perf_counter()
-    model = fit_classical(name, X, y, seed=settings.run.seed, num_classes=datamodule.num_classes,
-                          **(settings.model.get("model_options") or {}))
-    fit_seconds = time.perf_counter() - fit_started
-    model_path = model.save(out / "model.npz")
-    _write_run_file(out / "model.json", datamodule, name)
-    test_started = time.perf_counter()
-    X_test, y_test, coords = centre_spectra(datamodule, "test")
-    probs = model.predict_proba(X_test).astype(np.float32)
-    evaluation = Evaluation(coords=coords, y_true=y_test, y_pred=probs.argmax(axis=1), probs=probs, best_epoch=None,
-                            checkpoint=str(Path(model_path).resolve()), seconds=time.perf_counter() - test_started,
-                            hparams=dict(settings.model))
-    metrics = base_metrics(datamodule, evaluation, name)
-    metrics.update({
-        "seed": settings.run.seed,
-        "model_params": model.params_,
-        "timing": {"fit_s": round(fit_seconds, 3), "test_s": round(evaluation.seconds, 3),
-                   "total_s": round(time.perf_counter() - started, 3)},
-        "config": {"data": jsonable(dict(datamodule.hparams)),
-                   "model": evaluation.hparams, "run": settings.run.to_dict(), "resumed_from": None},
-    })
-    return finish(out, metrics, datamodule, evaluation)
+    def recommend(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` unchanged: a classical model reads the preprocessing and split it is given."""
+        return data
+
+    def build(self, settings: Settings, datamodule: HSIDataModule) -> None:
+        """Nothing to build before the fit (the options were checked by :meth:`check`)."""
+
+    def fit(self, settings: Settings, datamodule: HSIDataModule, out: Path) -> Fitted:
+        """Fit on the training pixels, save ``model.npz`` (with :func:`run_description`), predict the test pixels."""
+        X, y, _ = datamodule.pixel_spectra("train")
+        started = time.perf_counter()
+        model = fit_classical(self.model, X, y, seed=settings.run.seed, num_classes=datamodule.num_classes,
+                              **(settings.model.get("model_options") or {}))
+        fit_seconds = time.perf_counter() - started
+        model_path = model.save(out / "model.npz", run=run_description(datamodule, self.model))
+        test_started = time.perf_counter()
+        X_test, y_test, coords = datamodule.pixel_spectra("test")
+        probs = model.predict_proba(X_test).astype(np.float32)
+        evaluation = Evaluation(coords=coords, y_true=y_test, y_pred=probs.argmax(axis=1), probs=probs,
+                                best_epoch=None, checkpoint=str(final_path(model_path)),
+                                seconds=time.perf_counter() - test_started, hparams=dict(settings.model))
+        return Fitted(evaluation, {"model_params": model.params_}, fit_seconds)
 
 
-def _write_run_file(path: Path, datamodule: HSIDataModule, name: str) -> None:
-    """``model.json``: what inference needs besides ``model.npz`` (data arguments, fitted pipeline, classes)."""
-    write_json_atomic(path, {
+def run_description(datamodule: HSIDataModule, model: str) -> dict[str, Any]:
+    """What inference needs besides the fitted arrays: the DataModule's arguments and state.
+
+    The state (:meth:`hsi.data.HSIDataModule.state_dict`) holds the fitted pipeline, the
+    split, the class names, palette and label ids, the wavelengths and the band counts,
+    as a deep checkpoint's does.
+    """
+    return {
         "format": CLASSICAL_RUN_FORMAT,
         "format_version": 1,
-        "model": name,
-        "model_file": "model.npz",
+        "model": model,
         "datamodule_hyper_parameters": jsonable(dict(datamodule.hparams)),
         "HSIDataModule": datamodule.state_dict(),
-    })
+    }

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from hsi.errors import ShapeMismatchError
+
 
 def scores_from_confusion(confusion: np.ndarray) -> dict:
     """Overall accuracy, average accuracy, Cohen's kappa and per-class accuracy.
@@ -28,7 +30,7 @@ def scores_from_confusion(confusion: np.ndarray) -> dict:
     """
     cm = np.asarray(confusion, dtype=np.float64)
     if cm.ndim != 2 or cm.shape[0] != cm.shape[1]:
-        raise ValueError(f"confusion must be a square K x K matrix, got shape {cm.shape}")
+        raise ShapeMismatchError(f"confusion must be a square K x K matrix, got shape {cm.shape}")
     total = cm.sum()
     support = cm.sum(axis=1)
     if total == 0:

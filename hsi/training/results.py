@@ -2,7 +2,7 @@
 
 :func:`evaluate` tests the best checkpoint and predicts the test pixels; :func:`score`
 turns test predictions into OA / AA / kappa / per-class / confusion (one function for deep
-and classical models); :func:`write_reports` writes ``predictions.npz``,
+and classical models); :func:`write_reports` (every run, deep or classical) writes ``predictions.npz``,
 ``metrics.json``, ``confusion.png``, ``curves.png`` and ``split.png`` atomically and
 records the settings that actually ran.
 """
@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 import hsi
+from hsi._atomic import atomic_path
 from hsi.data import HSIDataModule
 from hsi.data.checkpoint import read_checkpoint
 from hsi.training.metrics import scores_from_confusion
@@ -137,10 +138,9 @@ def write_figures(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule,
     plot_confusion(np.array(metrics["confusion"]), metrics["class_names"], out / "confusion.png", title=title)
     if (out / "logs").is_dir():
         plot_curves(read_epoch_history(out / "logs"), out / "curves.png", best_epoch=best_epoch)
-    split_png = out / ".split.tmp.png"
-    plot_split(datamodule.split, labels=datamodule.labels, path=split_png, class_names=datamodule.class_names,
-               title=f"{metrics['scene']}: {metrics['split']['method']} split")
-    split_png.replace(out / "split.png")
+    with atomic_path(out / "split.png", suffix=".png") as split_png:
+        plot_split(datamodule.split, labels=datamodule.labels, path=split_png, class_names=datamodule.class_names,
+                   palette=datamodule.palette, title=f"{metrics['scene']}: {metrics['split']['method']} split")
 
 
 def finish(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, evaluation: Evaluation) -> dict[str, Any]:
@@ -151,18 +151,18 @@ def finish(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, evalua
     return {**metrics, "summary": format_summary(metrics), "out": str(out)}
 
 
-def write_reports(out: Path, settings: Any, datamodule: HSIDataModule, trainer: L.Trainer, best_cb: Any,
-                  evaluation: Evaluation, timing: dict[str, float]) -> dict[str, Any]:
-    """Every report of a deep run; returns the metrics (plus the printed summary)."""
+def write_reports(out: Path, settings: Any, datamodule: HSIDataModule, evaluation: Evaluation,
+                  facts: dict[str, Any], timing: dict[str, float]) -> dict[str, Any]:
+    """Every report of a run, deep or classical; returns the metrics (plus the printed summary).
+
+    ``facts`` are the entries only one kind of model has (a network's epochs and best
+    validation OA, a classical model's fitted parameters), written after ``seed``.
+    """
     task_hparams = evaluation.hparams
     metrics = base_metrics(datamodule, evaluation, str(task_hparams["model"]))
-    start_epoch = settings.resume.epoch + 1 if settings.resume is not None else 0
     metrics.update({
         "seed": settings.run.seed,
-        "epochs_trained": trainer.current_epoch,
-        "start_epoch": start_epoch,
-        "best_epoch": evaluation.best_epoch,
-        "best_val_oa": float(best_cb.best_model_score) if best_cb.best_model_score is not None else None,
+        **facts,
         "timing": {"fit_s": round(timing["fit_s"], 3), "test_s": round(evaluation.seconds, 3),
                    "total_s": round(time.perf_counter() - timing["started"], 3)},
         "config": {"data": jsonable(dict(datamodule.hparams)), "model": jsonable(task_hparams),

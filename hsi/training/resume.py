@@ -3,9 +3,10 @@
 A checkpoint written by a run holds the DataModule's arguments
 (``datamodule_hyper_parameters``), the task's (``hyper_parameters``) and the DataModule's
 state (split, fitted pipeline, classes). :func:`reconcile` starts from those; an option the
-user gave that would change what the checkpoint learned from (:data:`DATA_FIXED`,
-:data:`MODEL_FIXED`) is an error naming both values, while the others (epochs, lr,
-batch size, devices, out, ...) are applied and so recorded in ``metrics.json``.
+user gave that would change what the checkpoint learned from (an argument whose role in
+the signature is ``resume="fixed"``, :mod:`hsi._roles`) is an error naming both values,
+while the others (epochs, lr, batch size, devices, out, ...) are applied and so recorded
+in ``metrics.json``.
 """
 
 from __future__ import annotations
@@ -13,21 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from hsi._roles import fixed_on_resume, restore
+from hsi.data import HSIDataModule
 from hsi.data.checkpoint import read_checkpoint
 from hsi.errors import CheckpointError
+from hsi.training.task import HSIClassifier
 
-__all__ = ["DATA_FIXED", "MODEL_FIXED", "ResumeState", "load_resume_state", "reconcile"]
+__all__ = ["ResumeState", "load_resume_state", "reconcile"]
 
 DATAMODULE_KEY = "HSIDataModule"
-
-#: DataModule arguments that decide the data a checkpoint learned from
-DATA_FIXED = (
-    "scene", "root", "cube_path", "labels_path", "cube_key", "labels_key", "layout", "scene_options", "scaling", "pca",
-    "remove_bands", "split", "test_labels_path", "test_labels_key", "block_size", "buffer", "fractions",
-    "split_seed", "patch_size", "padding", "seed",
-)
-#: task arguments that decide the network a checkpoint holds
-MODEL_FIXED = ("model", "model_options", "num_bands", "num_classes", "patch_size")
 
 
 @dataclass
@@ -55,22 +50,8 @@ def load_resume_state(path: str) -> ResumeState:
     )
 
 
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-        return float(a) == float(b)
-    return a == b
-
-
-def _conflicts(given: dict[str, Any], trained: dict[str, Any], fixed: tuple[str, ...]) -> list[str]:
-    return [k for k in fixed if k in given and k in trained and not _same(given[k], trained[k])]
-
-
 def reconcile(state: ResumeState, data: dict[str, Any], model: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The DataModule and task arguments of the resumed run.
+    """The DataModule and task arguments of the resumed run (:func:`hsi._roles.restore` for each).
 
     Parameters
     ----------
@@ -82,14 +63,9 @@ def reconcile(state: ResumeState, data: dict[str, Any], model: dict[str, Any]) -
     Raises
     ------
     CheckpointError
-        A given argument differs from the checkpoint's in a setting that cannot change.
+        A given argument differs from the checkpoint's in a setting that cannot change
+        (its role in the signature says ``resume="fixed"``).
     """
-    for given, trained, fixed in ((data, state.data, DATA_FIXED), (model, state.model, MODEL_FIXED)):
-        clash = _conflicts(given, trained, fixed)
-        if clash:
-            key = clash[0]
-            raise CheckpointError(
-                f"resume: {key}: {given[key]!r} was given, but {state.path} was trained with {key}={trained[key]!r}; "
-                f"a resumed run keeps the checkpoint's data and model settings (drop the option, or train anew)"
-            )
-    return {**state.data, **data}, {**state.model, **model}
+    where = f"resume: {state.path}"
+    return (restore(state.data, data, fixed_on_resume(HSIDataModule), where),
+            restore(state.model, model, fixed_on_resume(HSIClassifier), where))

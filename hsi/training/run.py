@@ -1,41 +1,46 @@
-"""``run_training``: one seeded, resumable training run from a :class:`TrainConfig`.
+"""``run_training``: one seeded training run from a :class:`TrainConfig`, for every kind of model.
 
-The run is a sequence of steps with one job each: settle the settings (a checkpoint's
-when resuming), build the DataModule, the task and the trainer (every option is checked
-here, before any file is read), open the output folder, fit with early stopping and
-best/last checkpoints, evaluate the best checkpoint on the test pixels, and write the
-reports (:mod:`hsi.training.results`). A run that fails removes the folder it
-created; an interrupted one keeps ``last.ckpt`` for ``--resume``.
+The run is a sequence of steps with one job each, the same for a network and a classical
+baseline: pick the model's :class:`~hsi.training.backend.RunBackend` (:func:`backend_for`,
+the one place that tells them apart), settle the settings (a checkpoint's when resuming),
+build the DataModule and what the fit needs (every option value is checked here, before
+any scene file is read; only the model registry's recommendations, the PCA of 3-D models on
+many bands, read the cube's band count first, from the header where the format allows),
+open the output folder, fit and evaluate the chosen model on the test
+pixels (the backend's step: :mod:`hsi.training.deep_run`,
+:mod:`hsi.training.classical_run`), and write the reports (:mod:`hsi.training.results`),
+all in a staging folder that is committed to the output folder, ``run.json`` last, once
+the run has finished (:func:`hsi.training.outputs.run_in`). A run that fails leaves
+nothing; an interrupted one keeps ``last.ckpt`` for ``--resume``.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
 import time
-import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import lightning as L
 import torch
-from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
-from lightning.pytorch.loggers import CSVLogger
 
+from hsi.classical import CLASSICAL_MODELS
 from hsi.data import HSIDataModule
-from hsi.errors import OptionError
+from hsi.training.backend import RunBackend, Settings
+from hsi.training.classical_run import ClassicalBackend
 from hsi.training.config import TrainConfig
-from hsi.training.outputs import RunFolder, open_run_folder
-from hsi.training.resume import ResumeState, load_resume_state, reconcile
-from hsi.training.task import HSIClassifier
+from hsi.training.deep_run import DeepBackend
+from hsi.training.outputs import RunFolder, open_run_folder, run_in
+from hsi.training.resume import load_resume_state, reconcile
+from hsi.training.results import write_reports
 
-__all__ = ["run_training", "quiet_lightning", "Settings", "settle"]
+__all__ = ["run_training", "run_backend", "backend_for", "quiet_lightning", "Settings", "settle"]
 
 log = logging.getLogger("hsi.training")
 
-#: set by rank 0 for the processes Lightning's DDP launcher starts, so every rank uses one folder
+#: set by rank 0 for the processes Lightning's DDP launcher starts, so every rank uses one (staging) folder
 OUT_ENV = "HSI_RUN_OUT"
 
 
@@ -53,18 +58,15 @@ def quiet_lightning(level: int = logging.INFO) -> None:
             logger.addFilter(_NoTips())
 
 
-@dataclass
-class Settings:
-    """The settled arguments of a run: the DataModule's, the task's, the run options and any resume state."""
-
-    data: dict[str, Any]
-    model: dict[str, Any]
-    run: Any
-    resume: ResumeState | None
+def backend_for(model: str) -> RunBackend:
+    """The run backend of ``model``: the one place that tells a classical baseline from a network."""
+    if model in CLASSICAL_MODELS:
+        return ClassicalBackend(model)
+    return DeepBackend(model)
 
 
-def settle(cfg: TrainConfig) -> Settings:
-    """The run's arguments: the given ones, on top of the checkpoint's when resuming."""
+def settle(cfg: TrainConfig, backend: RunBackend | None = None) -> Settings:
+    """The run's arguments: the given ones (with the backend's recommendations), or the checkpoint's when resuming."""
     data, model, run = dict(cfg.data), dict(cfg.model), cfg.run
     if "seed" in cfg.given_run or not run.resume:
         data["seed"] = run.seed
@@ -75,102 +77,12 @@ def settle(cfg: TrainConfig) -> Settings:
         model.pop("max_epochs", None)  # the schedule follows this run's --epochs
         run = replace(run, seed=int(data.get("seed", run.seed)))
     else:
-        if "pca" not in data:
-            data = apply_recommended_pca(data, cfg.model_name)
-        if "patch_size" not in data:
-            data = apply_recommended_patch_size(data, cfg.model_name)
+        data = (backend or backend_for(cfg.model_name)).recommend(data)
     return Settings(data, model, run, state)
 
 
-def raw_band_count(data: dict[str, Any]) -> int:
-    """Bands of the run's cube before preprocessing; read from the header where the format allows."""
-    from hsi.data.scene_source import load_source
-    from hsi.scenes.synthetic import make_synthetic_scene
-
-    probe = HSIDataModule(**data)
-    source = probe.source
-    if source.kind == "files":
-        from hsi.io import open_cube
-
-        with open_cube(source.cube_path, key=source.cube_key, layout=source.layout) as cube:
-            return int(cube.shape[2])
-    if source.kind == "synthetic":
-        default = inspect.signature(make_synthetic_scene).parameters["bands"].default
-        return int(source.scene_options.get("bands", default))
-    return int(load_source(source).cube.shape[2])
-
-
-def apply_recommended_pca(data: dict[str, Any], model: str) -> dict[str, Any]:
-    """``data`` with the registry's recommended PCA for ``model`` (3-D models on many raw bands), said on stderr."""
-    from hsi.classical import CLASSICAL_MODELS
-    from hsi.models import get_model_class, recommended_pca
-
-    if model in CLASSICAL_MODELS or getattr(get_model_class(model), "RECOMMENDED_PCA", None) is None:
-        return data
-    bands = raw_band_count(data)
-    components = recommended_pca(model, bands)
-    if components is None:
-        return data
-    log.warning("%s on %d raw bands: applying PCA to %d components fitted on the training pixels, as the model "
-                "registry recommends (3-D convolutions over every band are slow); give --pca none to keep them all",
-                model, bands, components)
-    return {**data, "pca": components}
-
-
-def apply_recommended_patch_size(data: dict[str, Any], model: str) -> dict[str, Any]:
-    """``data`` with the registry's patch size for ``model`` (the window it reads, e.g. 1 for spectral1d), said on stderr."""
-    from hsi.classical import CLASSICAL_MODELS
-    from hsi.models import recommended_patch_size
-
-    size = None if model in CLASSICAL_MODELS else recommended_patch_size(model)
-    if size is None:
-        return data
-    log.warning("%s reads %dx%d patches: using patch size %d (and its split buffer) as the model registry "
-                "recommends; give --patch-size to change it", model, size, size, size)
-    return {**data, "patch_size": size}
-
-
-def check_devices(run: Any) -> None:
-    """Build a bare trainer so a bad accelerator, device list or strategy fails before any work."""
-    from lightning.fabric.utilities.exceptions import MisconfigurationException
-
-    loggers = [logging.getLogger(n) for n in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero")]
-    levels = [lg.level for lg in loggers]
-    try:
-        for lg in loggers:  # this trainer is a check only: no "GPU available" lines from it
-            lg.setLevel(logging.WARNING)
-        L.Trainer(accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy, logger=False,
-                  enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
-    except (MisconfigurationException, ValueError, RuntimeError) as err:
-        option = "accelerator"
-        text = str(err)
-        if "strateg" in text.lower():
-            option = "strategy"
-        elif "device" in text.lower() and "accelerator" not in text.lower():
-            option = "devices"
-        value = {"accelerator": run.accelerator, "devices": run.devices, "strategy": run.strategy}[option]
-        raise OptionError(option, value, " ".join(text.split())) from err
-    finally:
-        for lg, level in zip(loggers, levels):
-            lg.setLevel(level)
-
-
-def make_trainer(run: Any, out: Path) -> tuple[L.Trainer, ModelCheckpoint, ModelCheckpoint]:
-    """The fitting trainer: early stopping on val OA, ``best.ckpt`` and ``last.ckpt`` in ``out``, CSV logs."""
-    best = ModelCheckpoint(dirpath=out, filename="best", monitor="val_oa", mode="max", save_top_k=1,
-                           enable_version_counter=False)
-    last = ModelCheckpoint(dirpath=out, filename="last", monitor=None, save_top_k=1, save_on_exception=True,
-                           enable_version_counter=False)
-    trainer = L.Trainer(
-        max_epochs=run.epochs, accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy,
-        deterministic=True, logger=CSVLogger(save_dir=out, name="logs"), enable_progress_bar=run.progress,
-        enable_model_summary=False, log_every_n_steps=10, num_sanity_val_steps=0,
-        callbacks=[best, last, EarlyStopping(monitor="val_oa", mode="max", patience=run.patience)],
-    )
-    return trainer, best, last
-
-
-def _open_folder(settings: Settings, scene: str, model: str) -> RunFolder:
+def open_folder(settings: Settings, scene: str, model: str) -> RunFolder:
+    """The run's output folder (checked, its staging folder open); DDP ranks started by Lightning share rank 0's."""
     inherited = os.environ.get(OUT_ENV)
     if inherited and os.environ.get("LOCAL_RANK", "0") != "0":  # a DDP rank started by Lightning
         return RunFolder(Path(inherited), False)
@@ -178,28 +90,6 @@ def _open_folder(settings: Settings, scene: str, model: str) -> RunFolder:
     folder = open_run_folder(run.out, run.overwrite, scene=scene, model=model, seed=run.seed)
     os.environ[OUT_ENV] = str(folder.path)
     return folder
-
-
-def _fit(trainer: L.Trainer, task: HSIClassifier, datamodule: HSIDataModule, resume: str | None, last: Path) -> float:
-    started = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*does not have many workers.*")
-        warnings.filterwarnings("ignore", message="Checkpoint directory .* exists and is not empty")
-        try:
-            trainer.fit(task, datamodule=datamodule, ckpt_path=resume)
-        except SystemExit:  # Lightning exits after saving on Ctrl-C; say where the state went
-            if not trainer.interrupted:
-                raise
-    if trainer.interrupted:
-        raise KeyboardInterrupt(f"training stopped; its state is in {last} (continue with --resume {last})")
-    return time.perf_counter() - started
-
-
-def leave_process_group() -> None:
-    """End a DDP process group once fitting is over, so single-process evaluation cannot wait on other ranks."""
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        torch.distributed.barrier()
-        torch.distributed.destroy_process_group()
 
 
 def build_datamodule(settings: Settings) -> HSIDataModule:
@@ -212,47 +102,32 @@ def build_datamodule(settings: Settings) -> HSIDataModule:
 
 def run_training(cfg: TrainConfig) -> dict[str, Any]:
     """Train, test and report; returns the metrics written to ``metrics.json`` (empty on ranks other than 0)."""
-    from hsi.classical import CLASSICAL_MODELS
-
     started = time.perf_counter()
     if cfg.run.threads is not None:
         torch.set_num_threads(cfg.run.threads)
-    name = cfg.model_name
-    if name in CLASSICAL_MODELS and cfg.run.resume:
-        raise OptionError("resume", cfg.run.resume, f"a checkpoint of a deep model ({name} is fitted in one go)")
-    settings = settle(cfg)
-    name = str(settings.model.get("model", name))
-    settings.model.setdefault("model", name)
-    if name in CLASSICAL_MODELS:
-        from hsi.training.classical_run import run_classical
+    backend = backend_for(cfg.model_name)
+    backend.check(cfg)
+    settings = settle(cfg, backend)
+    settings.model.setdefault("model", cfg.model_name)
+    return run_backend(backend, settings, started)
 
-        return run_classical(settings, started)
+
+def run_backend(backend: RunBackend, settings: Settings, started: float | None = None) -> dict[str, Any]:
+    """The run steps of every model: DataModule, checks, output folder, fit and evaluation, reports, commit."""
+    started = time.perf_counter() if started is None else started
     datamodule = build_datamodule(settings)
-    task = HSIClassifier(**settings.model)
-    check_devices(settings.run)
-    folder = _open_folder(settings, datamodule.source.name, name)
-    try:
-        return _train_in(folder.path, settings, datamodule, task, started)
-    except KeyboardInterrupt:
-        raise
-    except BaseException:
-        folder.discard()
-        raise
+    backend.build(settings, datamodule)
+    folder = open_folder(settings, datamodule.source.name, str(settings.model["model"]))
+    return run_in(folder, lambda out: _fit_and_report(out, backend, settings, datamodule, started))
 
 
-def _train_in(out: Path, settings: Settings, datamodule: HSIDataModule, task: HSIClassifier, started: float) -> dict[str, Any]:
-    from hsi.training.results import evaluate, write_reports
-
-    run = settings.run
-    L.seed_everything(run.seed, workers=True, verbose=False)
+def _fit_and_report(out: Path, backend: RunBackend, settings: Settings, datamodule: HSIDataModule,
+                    started: float) -> dict[str, Any]:
+    L.seed_everything(settings.run.seed, workers=True, verbose=False)
     datamodule.prepare_data()
     datamodule.setup("fit")  # a resumed run's scene is checked against the checkpoint's split and classes here
-    trainer, best, last = make_trainer(run, out)
-    fit_seconds = _fit(trainer, task, datamodule, run.resume, out / "last.ckpt")
-    leave_process_group()  # evaluation below runs in rank 0 alone
-    if not trainer.is_global_zero:
+    fitted = backend.fit(settings, datamodule, out)
+    if fitted is None:  # a DDP rank other than 0: rank 0 reports
         return {}
-    best_path = best.best_model_path or last.last_model_path
-    evaluation = evaluate(best_path, datamodule, run.accelerator)
-    return write_reports(out, settings, datamodule, trainer, best, evaluation,
-                         timing={"fit_s": fit_seconds, "started": started})
+    return write_reports(out, settings, datamodule, fitted.evaluation, fitted.facts,
+                         timing={"fit_s": fitted.fit_seconds, "started": started})

@@ -11,7 +11,7 @@ and the values are recorded in ``hparams`` so ``load_from_checkpoint`` rebuilds 
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import lightning as L
 import numpy as np
@@ -19,19 +19,29 @@ import torch
 import torch.nn.functional as F
 from torchmetrics.classification import MulticlassConfusionMatrix
 
-from hsi._checks import is_int
+from hsi._checks import integer, not_an_option, number
+from hsi._roles import Role, check_declared
+from hsi.data.build import IGNORE_INDEX  # unlabeled pixels: never in the loss or the metrics
 from hsi.errors import NonFiniteLossError, OptionError
 from hsi.models import DEFAULT_MODEL, build_model, channels_last_weights, list_models
+from hsi.models.registry import model_options
 from hsi.training.metrics import scores_from_confusion
 
-IGNORE_INDEX = -1
-"""Target value of unlabeled pixels: they never count in the loss or the metrics."""
 
 ModelName = Literal[tuple(list_models())]  # type: ignore[valid-type]
 """The registry's built-in network names (``hsi.models.list_models()``)."""
 
 #: hyperparameters that describe the data; None means "from the DataModule in setup"
 DATA_SHAPE_KEYS = ("num_bands", "num_classes", "patch_size", "class_names")
+
+FROM_DATA = integer(1, optional=True, none_means=" (from the DataModule)")
+FROM_TRAINER = integer(1, optional=True, none_means=" (the trainer's max_epochs)")
+
+
+def _check_model(name: str, value: Any) -> None:
+    """A network of the registry (models registered after import count too)."""
+    if value not in list_models():
+        raise OptionError(name, value, "one of " + ", ".join(list_models()))
 
 
 class HSIClassifier(L.LightningModule):
@@ -77,19 +87,19 @@ class HSIClassifier(L.LightningModule):
 
     def __init__(
         self,
-        model: ModelName = DEFAULT_MODEL,
-        num_bands: int | None = None,
-        num_classes: int | None = None,
-        patch_size: int | None = None,
-        model_options: dict[str, Any] | None = None,
-        lr: float = 1e-3,
-        weight_decay: float = 1e-4,
-        optimizer: Literal["adamw", "adam", "sgd"] = "adamw",
-        scheduler: Literal["cosine", "plateau", "none"] = "cosine",
-        max_epochs: int | None = None,
-        class_weights: list[float] | None = None,
-        label_smoothing: float = 0.0,
-        class_names: list[str] | None = None,
+        model: Annotated[ModelName, Role("network", "fixed", _check_model)] = DEFAULT_MODEL,
+        num_bands: Annotated[int | None, Role("shape", "fixed", FROM_DATA)] = None,
+        num_classes: Annotated[int | None, Role("shape", "fixed", FROM_DATA)] = None,
+        patch_size: Annotated[int | None, Role("shape", "fixed", FROM_DATA)] = None,
+        model_options: Annotated[dict[str, Any] | None, Role("network", "fixed")] = None,
+        lr: Annotated[float, Role("training", "free", number(0.0, low_open=True))] = 1e-3,
+        weight_decay: Annotated[float, Role("training", "free", number(0.0))] = 1e-4,
+        optimizer: Annotated[Literal["adamw", "adam", "sgd"], Role("training", "free")] = "adamw",
+        scheduler: Annotated[Literal["cosine", "plateau", "none"], Role("training", "free")] = "cosine",
+        max_epochs: Annotated[int | None, Role("training", "free", FROM_TRAINER)] = None,
+        class_weights: Annotated[list[float] | None, Role("training", "free")] = None,
+        label_smoothing: Annotated[float, Role("training", "free", number(0.0, 1.0))] = 0.0,
+        class_names: Annotated[list[str] | None, Role("shape", "free")] = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -106,8 +116,7 @@ class HSIClassifier(L.LightningModule):
         check_task_arguments(dict(hp))
         # channels-last weights, as the DataModule's batches are: a contiguous weight would
         # copy every batch back to contiguous inside the convolution
-        self.net = channels_last_weights(build_model(hp.model, num_bands=hp.num_bands, num_classes=hp.num_classes,
-                                                     patch_size=hp.patch_size, **(hp.model_options or {})))
+        self.net = channels_last_weights(_build_network(hp))
         weights = torch.tensor(hp.class_weights, dtype=torch.float32) if hp.class_weights is not None else None
         self.register_buffer("class_weights", weights, persistent=False)
         self.val_confusion = MulticlassConfusionMatrix(hp.num_classes, ignore_index=IGNORE_INDEX)
@@ -131,6 +140,8 @@ class HSIClassifier(L.LightningModule):
             self._build()
         elif datamodule is not None and hasattr(datamodule, "num_bands"):
             check_matches_data(dict(self.hparams), datamodule)
+        if stage == "fit" and datamodule is not None:
+            check_batch_size(self.hparams.model, self.net, getattr(getattr(datamodule, "hparams", {}), "batch_size", None))
 
     def teardown(self, stage: str) -> None:
         """End of a stage: free a DDP process group before the interpreter exits (see :mod:`hsi._distributed`)."""
@@ -229,7 +240,18 @@ class HSIClassifier(L.LightningModule):
         return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "monitor": "val_oa"}}
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        """Remember the learning rate the checkpoint was trained with (a resumed run may change it)."""
+        """Check the weights fit this network, and remember the learning rate they were trained with.
+
+        Lightning calls this before ``load_state_dict``: weights of another model end in one
+        line naming both models (:func:`hsi.training.weights.check_weights_fit`), not torch's
+        list of missing keys. A resumed run may change the learning rate (``on_train_start``).
+        """
+        if self.net is not None:
+            from hsi.training.weights import check_weights_fit
+
+            path = getattr(self._trainer, "ckpt_path", None) if self._trainer is not None else None
+            where = f"checkpoint {path}" if path else "checkpoint"
+            check_weights_fit(self.state_dict(), checkpoint, dict(self.hparams), where)
         self._trained_lr = checkpoint.get("hyper_parameters", {}).get("lr")
 
     def on_train_start(self) -> None:
@@ -257,27 +279,29 @@ class HSIClassifier(L.LightningModule):
 
 
 def check_task_arguments(h: dict[str, Any]) -> None:
-    """Raise :class:`OptionError` for the first ``HSIClassifier`` argument that is not allowed."""
-    if h["model"] not in list_models():
-        raise OptionError("model", h["model"], "one of " + ", ".join(list_models()))
-    for name in ("num_bands", "num_classes", "patch_size", "max_epochs"):
-        value = h[name]
-        if value is not None and (not is_int(value) or value < 1):
-            raise OptionError(name, value, "an integer >= 1, or None (from the DataModule / trainer)")
-    if not isinstance(h["lr"], (int, float)) or not h["lr"] > 0 or not math.isfinite(h["lr"]):
-        raise OptionError("lr", h["lr"], "a number > 0")
-    if not isinstance(h["weight_decay"], (int, float)) or not h["weight_decay"] >= 0:
-        raise OptionError("weight_decay", h["weight_decay"], "a number >= 0")
-    if not isinstance(h["label_smoothing"], (int, float)) or not 0.0 <= h["label_smoothing"] < 1.0:
-        raise OptionError("label_smoothing", h["label_smoothing"], "a number in [0, 1)")
-    if h["optimizer"] not in ("adamw", "adam", "sgd"):
-        raise OptionError("optimizer", h["optimizer"], "one of adamw, adam, sgd")
-    if h["scheduler"] not in ("cosine", "plateau", "none"):
-        raise OptionError("scheduler", h["scheduler"], "one of cosine, plateau, none")
+    """Raise :class:`OptionError` for the first ``HSIClassifier`` argument that is not allowed.
+
+    Each argument's own check comes from its role in the signature; what depends on two
+    arguments (the network's options, one weight and one name per class) is checked here.
+    """
+    check_declared(HSIClassifier, h)
+    _check_model_options(h["model"], h["model_options"])
     k = h["num_classes"]
     for name in ("class_weights", "class_names"):
         if h[name] is not None and k is not None and len(h[name]) != k:
             raise OptionError(name, h[name], f"{k} entries, one per class (num_classes={k})")
+
+
+def _check_model_options(model: str, options: Any) -> None:
+    """``model_options`` must be a mapping of the network's own keywords (a typo names the closest)."""
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise OptionError("model_options", options, "a mapping of option names to values, e.g. width=32")
+    accepted = model_options(model)
+    for key in options:
+        if key not in accepted:
+            raise OptionError("model_options", key, not_an_option(key, accepted, model))
 
 
 def check_matches_data(h: dict[str, Any], datamodule: Any) -> None:
@@ -286,3 +310,27 @@ def check_matches_data(h: dict[str, Any], datamodule: Any) -> None:
         have = int(getattr(datamodule, key))
         if h[key] is not None and int(h[key]) != have:
             raise OptionError(key, h[key], f"{have}, the value of the DataModule this model is trained on")
+
+
+def check_batch_size(model: str, net: torch.nn.Module, batch_size: Any) -> None:
+    """Refuse training batches of one sample for a network with batch normalisation (it cannot normalise one).
+
+    A lone *last* batch is merged into the one before it by the training loader; this is
+    ``batch_size=1`` itself, where every batch is a batch of one.
+    """
+    has_norm = any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in net.modules())
+    if has_norm and batch_size is not None and int(batch_size) < 2:
+        raise OptionError("batch_size", batch_size, f"at least 2: {model} uses batch normalisation, which cannot "
+                          "train on a batch of one sample")
+
+
+def _build_network(hp: Any) -> torch.nn.Module:
+    """The registry network of the hyperparameters; a bad network option is reported as ``model_options``."""
+    options = dict(hp.model_options or {})
+    try:
+        return build_model(hp.model, num_bands=hp.num_bands, num_classes=hp.num_classes, patch_size=hp.patch_size,
+                           **options)
+    except OptionError as err:
+        if err.option not in options:
+            raise
+        raise OptionError("model_options", f"{err.option}={err.value!r}", err.allowed) from err

@@ -71,3 +71,21 @@ def test_the_saved_model_loads_without_pickle(classical_run):
     assert models, f"{model} run saved no model file in {out}"
     loaded = load_classical(models[0])
     assert loaded.kind == model and loaded.num_classes_ == 3
+
+
+def test_both_kinds_of_run_commit_the_same_reports_through_one_path(classical_run, deep_run):
+    """The run steps are shared: same reports, same ``run.json``; only the model file and a few facts differ."""
+    from hsi.transaction import verify_manifest
+
+    model, out = classical_run
+    for folder, own in ((out, {"model.npz"}), (deep_run, {"best.ckpt", "last.ckpt", "curves.png"})):
+        manifest = json.loads((folder / "run.json").read_text())
+        assert manifest["status"] == "complete" and manifest["command"] == "hsi train"
+        assert verify_manifest(folder, "run.json") == {}
+        assert set(REPORTS) | own <= set(manifest["files"]), folder
+    classical = json.loads((out / "metrics.json").read_text())
+    deep = json.loads((deep_run / "metrics.json").read_text())
+    assert set(deep) - set(classical) == {"epochs_trained", "start_epoch", "best_epoch", "best_val_oa"}
+    assert set(classical) - set(deep) == {"model_params"}
+    assert classical["best_checkpoint"] == str(out / "model.npz")
+    assert set(classical["config"]) == set(deep["config"]) and classical["config"]["resumed_from"] is None

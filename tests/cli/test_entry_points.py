@@ -49,7 +49,7 @@ def test_train_and_inspect_run(how, tmp_path, tiny, hsi_subprocess):
     assert "label map: 2 x 2, 2 classes" in inspected.stdout
     trained = call(["train", *tiny, "--epochs", "1", "--out", "run"])
     assert trained.returncode == 0, trained.stderr[-3000:]
-    assert (tmp_path / "run" / "metrics.json").is_file() and "outputs in run" in trained.stdout
+    assert (tmp_path / "run" / "metrics.json").is_file() and f"outputs in {tmp_path / 'run'}" in trained.stdout
 
 
 def test_scenes_lists_the_registry_and_files(hsi_main, tmp_path):

@@ -32,14 +32,25 @@ def test_out_holding_a_users_metrics_is_refused_untouched(hsi_main, tmp_path, ti
 
 
 def test_overwrite_replaces_package_files_only(hsi_main, tmp_path, tiny):
+    from hsi.transaction import verify_manifest
+
     out = tmp_path / "mine"
     out.mkdir()
-    (out / "metrics.json").write_bytes(b"old")
     (out / "notes.txt").write_text("keep")
-    status, _, err = hsi_main(["train", *tiny, "--epochs", "1", "--out", str(out), "--overwrite"], tmp_path)
-    assert status == 0, err
-    assert json.loads((out / "metrics.json").read_text())["model"] == "spectral1d"
+    for pca in ("none", "4"):
+        status, _, err = hsi_main(["train", *tiny, "--epochs", "1", "--pca", pca, "--out", str(out), "--overwrite"],
+                                  tmp_path)
+        assert status == 0, err
+    assert json.loads((out / "metrics.json").read_text())["config"]["data"]["pca"] == 4
     assert (out / "notes.txt").read_text() == "keep"
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["status"] == "complete" and verify_manifest(out, "run.json") == {}
+    assert {"best.ckpt", "last.ckpt", "metrics.json", "predictions.npz", "split.png"} <= set(manifest["files"])
+    assert not [p for p in tmp_path.iterdir() if ".staging-" in p.name]
+    # a file of the same name that hsi did not write is never replaced, even with --overwrite
+    (out / "run.json").unlink()
+    status, _, err = hsi_main(["train", *tiny, "--epochs", "1", "--out", str(out), "--overwrite"], tmp_path)
+    assert status == 2 and "was not written by hsi train" in err and len(err.strip().splitlines()) == 1
 
 
 def test_failed_run_leaves_no_folder(hsi_main, tmp_path, tiny):

@@ -148,7 +148,8 @@ def test_ctrl_c_leaves_a_resumable_last_checkpoint(tmp_path):
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.monotonic() + 300
-    while not (out / "last.ckpt").exists():
+    staged = out.parent / f".{out.name}.staging-{proc.pid}" / "last.ckpt"  # moved into out when the run ends
+    while not staged.exists():
         assert proc.poll() is None and time.monotonic() < deadline, "training ended before it could be interrupted"
         time.sleep(0.2)
     time.sleep(1.0)

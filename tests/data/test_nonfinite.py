@@ -96,3 +96,15 @@ def test_constant_or_empty_cube_is_refused_before_training(make_dm, tmp_path, sm
     scipy.io.savemat(tmp_path / "gt.mat", {"gt": small_scene.labels.astype(np.uint8)})
     with pytest.raises(CubeFormatError, match="nothing to learn|no finite value"):
         _dm(make_dm, tmp_path, cache="memory")
+
+
+def test_predict_on_all_leaves_nodata_pixels_out(make_dm, nan_files, small_scene):
+    """``predict_on="all"`` serves every pixel with data, none of the no-data ones (as ``hsi infer`` maps them)."""
+    folder, hit, cube = nan_files
+    dm = _dm(make_dm, folder, predict_on="all")
+    dm.setup("predict")
+    coords = {tuple(int(v) for v in rc) for rc in dm.predict_dataset.coords}
+    nodata = {tuple(int(v) for v in rc) for rc in np.argwhere(~np.isfinite(cube).all(axis=-1))}
+    assert len(nodata) == len(hit) + 1
+    assert not coords & nodata
+    assert len(coords) == small_scene.labels.size - len(nodata)

@@ -47,3 +47,14 @@ class BrokenLoaders:
 @pytest.fixture(scope="module")
 def tiny_dm() -> HSIDataModule:
     return tiny_datamodule()
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """The doctor's networks are tiny: one thread trains them faster than two that wait on each other."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from hsi.doctor import (
@@ -12,10 +13,11 @@ from hsi.doctor import (
     check_overfit,
     check_spectra,
     default_model_factory,
+    run_checks,
 )
 from hsi.doctor.inference import predict_with_hsi_infer
 
-from .conftest import BrokenLoaders, tiny_datamodule
+from .conftest import TINY, BrokenLoaders, tiny_datamodule
 
 FCN = default_model_factory("fcn")
 
@@ -80,11 +82,30 @@ def test_overfit_passes_then_fails_on_shuffled_labels(tiny_dm, tmp_path):
     assert good.values["final_loss"] < 0.05
     _png_written(good, tmp_path)
     fixed = check_overfit(_WithDataset(tiny_dm, _PermutedLabels(tiny_dm.train_dataset, dynamic=False)), FCN,
-                          steps=30)  # memorised anyway: the alignment test is what catches it
+                          steps=1)  # the alignment test needs no training
     assert not fixed.passed and "differ from the label map at their patch centres" in fixed.format()
     moving = check_overfit(_WithDataset(tiny_dm, _PermutedLabels(tiny_dm.train_dataset, dynamic=True)), FCN,
-                           steps=60)
+                           steps=40)  # the true labels need about 13
     assert not moving.passed and "did not fall below" in moving.format()
+
+
+def test_overfit_fails_on_a_scrambled_label_map_that_the_pipeline_pairs_faithfully(tmp_path):
+    from hsi.data import HSIDataModule
+    from hsi.io import write_h5
+    from hsi.scenes import load_scene
+
+    scene = load_scene("synthetic", **TINY["scene_options"])
+    labels = np.asarray(scene.labels)
+    scrambled = np.random.default_rng(0).permutation(labels.ravel()).reshape(labels.shape).astype(np.uint8)
+    path = write_h5(tmp_path / "scrambled.h5", scene.cube.data, labels=scrambled, wavelengths=scene.cube.wavelengths)
+    dm = HSIDataModule(cube_path=str(path), labels_path=str(path), cube_key="cube", labels_key="labels",
+                       patch_size=5, block_size=8, batch_size=32)
+    bad = run_checks(dm, None, FCN, ["overfit"])[0]
+    text = bad.format()
+    assert not bad.passed and "labels equal the label map at every patch centre" in text  # alignment cannot see it
+    assert bad.values["steps"] is not None  # 64 random labels are memorised...
+    assert "the network learns random labels about as fast" in text  # ...but no faster than permuted ones
+    assert "the labels barely predict the spectra" in text
 
 
 def test_normalization_passes_then_fails_on_scaling_fitted_on_test_pixels(tiny_dm, tmp_path):
@@ -119,8 +140,8 @@ def test_inference_passes_then_fails_on_a_stitching_offset(tiny_dm, tmp_path):
     assert bad.values["max_difference"] > 1e-3
 
 
+@pytest.mark.shared
 def test_every_check_passes_on_the_real_samson_pipeline(shared_data, tmp_path):
-    from hsi.doctor import run_checks
     from hsi.data import HSIDataModule
 
     dm = HSIDataModule(scene="samson", root=str(shared_data / "envi" / "samson"), scene_options={"purity": 0.5},

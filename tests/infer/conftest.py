@@ -50,8 +50,8 @@ def train_checkpoint(path: Path, model: str, **dm_overrides) -> Path:
 
 @pytest.fixture(scope="session")
 def fcn_ckpt(tmp_path_factory) -> Path:
-    """A dense (fcn) checkpoint with PCA to 6 bands."""
-    return train_checkpoint(tmp_path_factory.mktemp("fcn") / "fcn.ckpt", "fcn", pca=6)
+    """A dense (fcn) checkpoint with PCA to 6 bands, on 7 x 7 patches: its whole receptive field (radius 3)."""
+    return train_checkpoint(tmp_path_factory.mktemp("fcn") / "fcn.ckpt", "fcn", pca=6, patch_size=7)
 
 
 @pytest.fixture(scope="session")

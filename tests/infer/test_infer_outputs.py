@@ -51,7 +51,10 @@ def test_every_output_is_written_and_reads_back(run, scene, cnn_ckpt):
     assert np.isclose(metrics["labeled"]["oa"], np.trace(cm) / cm.sum())
     assert metrics["test"]["pixels"] == int(model.test_mask(labels.shape).sum()) > 0
     listed = json.loads((out / "inference.json").read_text())["files"]
-    assert set(listed) == {p.name for p in out.iterdir()}
+    assert set(listed) | {"inference.json"} == {p.name for p in out.iterdir()}  # every file, with size and SHA-256
+    from hsi.transaction import verify_manifest
+
+    assert verify_manifest(out, "inference.json") == {} and listed["labels.npy"]["size"] == (out / "labels.npy").stat().st_size
     assert not list(out.glob(".*partial"))  # no temporary file left
 
 

@@ -50,9 +50,11 @@ def test_unknown_name_lists_the_known_ones():
 
 
 def test_unknown_hyperparameter_names_the_accepted_ones():
-    expected = r"unknown hyperparameter\(s\) lr;.*channels, kernel_size, dropout"
+    expected = r"'lr': not an option of cnn2d \(options: channels, kernel_size, dropout"
     with pytest.raises(TypeError, match=expected):
         build_model("cnn2d", 30, 3, 11, lr=0.1)
+    with pytest.raises(TypeError, match=r"'widht': not an option of fcn; did you mean 'width'\?"):
+        build_model("fcn", 30, 3, 11, widht=8)
 
 
 def test_hyperparameters_reach_the_model_and_accept_yaml_lists():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hsi.errors import BandMismatchError, NotFittedError
+from hsi.errors import BandMismatchError, NotFittedError, OptionError
 from hsi.preprocess import PCA
 
 
@@ -74,8 +74,10 @@ def test_errors(correlated):
     cube, mask = correlated
     with pytest.raises(NotFittedError, match="PCA"):
         PCA(2).transform(cube)
-    with pytest.raises(ValueError, match=r"n_components=17 must be between 1 and"):
+    with pytest.raises(OptionError, match=r"n_components: 17: at most min\(bands, training pixels\)"):
         PCA(17).fit(cube, mask)
+    with pytest.raises(OptionError, match=r"n_components: 0: a number of components >= 1"):
+        PCA(0).fit(cube, mask)
     with pytest.raises(ValueError, match=r"variance fraction.*\(0, 1\)"):
         PCA(1.5).fit(cube, mask)
     with pytest.raises(BandMismatchError, match="expected 16 bands"):

@@ -42,7 +42,7 @@ def test_shapes_dtypes_contiguity(synthetic_default):
 def test_sixteen_indian_pines_classes_all_present_with_background(synthetic_default):
     s = synthetic_default
     assert s.num_classes == 16
-    assert s.class_names[1] == "corn-notill" and s.class_names[10] == "soybean-mintill"
+    assert s.class_names[1] == "S-row-A-notill" and s.class_names[10] == "S-row-B-mintill"
     counts = np.bincount(s.labels.ravel(), minlength=17)
     assert counts.size == 17 and (counts[1:] > 0).all()
     assert 0.05 < counts[0] / s.labels.size < 0.6  # unlabeled background and roads
@@ -65,7 +65,7 @@ def test_documented_pairs_are_near_identical_others_differ(seed, synthetic_defau
     means = _class_means(s)
     shapes = means / np.linalg.norm(means, axis=1, keepdims=True)  # brightness-free spectral shape
     assert s.meta["near_identical_pairs"] == [(2, 3), (10, 11)] == list(NEAR_IDENTICAL_PAIRS)
-    for a, b in NEAR_IDENTICAL_PAIRS:  # corn-notill/corn-mintill, soybean-notill/soybean-mintill
+    for a, b in NEAR_IDENTICAL_PAIRS:  # S-row-A-notill/-mintill, S-row-B-notill/-mintill
         assert np.corrcoef(means[a - 1], means[b - 1])[0, 1] > 0.998
         assert np.linalg.norm(shapes[a - 1] - shapes[b - 1]) < 0.02
     near = {frozenset(p) for p in NEAR_IDENTICAL_PAIRS}
@@ -77,7 +77,7 @@ def test_documented_pairs_are_near_identical_others_differ(seed, synthetic_defau
     ])
     assert np.median(others) > 0.08
     assert (others > 0.03).mean() > 0.8
-    assert np.linalg.norm(shapes[1] - shapes[13]) > 0.1  # corn-notill vs woods: clearly different
+    assert np.linalg.norm(shapes[1] - shapes[13]) > 0.1  # S-row-A-notill vs S-woods: clearly different
 
 
 def _lag_correlation(residual, labels, parcels, lag):
@@ -117,7 +117,7 @@ def test_size_bands_classes_parameters_are_honoured():
     assert s.num_classes == 5 and len(s.class_names) == 5
     assert set(np.unique(s.labels)) == set(range(6))
     big = make_synthetic_scene(n_classes=20, seed=2, bands=20)
-    assert big.class_names[16:] == ["class-17", "class-18", "class-19", "class-20"]
+    assert big.class_names[16:] == ["S-class-17", "S-class-18", "S-class-19", "S-class-20"]
     assert (np.bincount(big.labels.ravel(), minlength=21)[1:] > 0).all()
     assert big.palette.shape == (21, 3)
 
@@ -139,3 +139,21 @@ def test_default_scene_is_fast():
     t0 = time.perf_counter()
     make_synthetic_scene()
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_class_names_are_synthetic_not_indian_pines():
+    from hsi.scenes.benchmark import SCENES
+
+    s = make_synthetic_scene(height=48, width=48, bands=8, n_classes=18, seed=0, parcel_size=8.0)
+    indian_pines = next(b for b in SCENES if b.name == "indian_pines").class_names
+    assert all(name.startswith("S-") and len(name) <= 16 for name in s.class_names)
+    assert not {n.lower() for n in s.class_names} & {n.lower() for n in indian_pines}
+    assert len(set(s.class_names)) == 18
+
+
+def test_numbers_are_those_of_the_generator_before_the_renaming():
+    # recorded from the generator as it was with Indian Pines' names (and class-17, class-18)
+    s = make_synthetic_scene(height=40, width=40, bands=8, n_classes=18, seed=4, parcel_size=6.0)
+    assert np.bincount(s.labels.ravel()).tolist() == [412, 45, 115, 49, 105, 70, 71, 30, 50, 7, 9, 75, 78, 22,
+                                                      213, 84, 67, 45, 53]
+    assert float(s.cube.data.sum(dtype=np.float64)) == pytest.approx(2112.668, rel=1e-5)

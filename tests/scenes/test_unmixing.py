@@ -29,8 +29,7 @@ def test_samson_loads_from_its_folder(samson_dir):
     scene = load_scene("samson", root=samson_dir)
     assert scene.cube.data.shape == (95, 95, 156) and scene.cube.data.dtype == np.float32
     assert scene.cube.wavelengths is not None and np.all(np.diff(scene.cube.wavelengths) > 0)
-    assert scene.class_names == ["rock", "Tree", "water"]  # cood order: 1-rock, 2-Tree, 3-water
-    assert [n.lower() for n in scene.class_names] == ["rock", "tree", "water"]
+    assert scene.class_names == ["Rock", "Tree", "Water"]  # cood order 1-rock, 2-Tree, 3-water, one casing
     assert scene.labels.shape == (95, 95) and scene.labels.dtype == np.int64
     assert np.bincount(scene.labels.ravel()).tolist() == [295, 2836, 3592, 2302]
     assert scene.meta["purity"] == 0.5 and scene.palette.shape == (4, 3)
@@ -160,3 +159,20 @@ def test_v73_ground_truth_in_matlab_orientation(tmp_path):
     got, names, shape = read_abundances(path)
     np.testing.assert_array_equal(got, a)
     assert names is None and shape == (4, 5)
+
+
+def test_class_names_take_the_registry_casing():
+    from hsi.scenes.unmixing import class_name
+
+    assert [class_name(n) for n in ("rock", "Tree", "water", "Asphalt Road", "")] == [
+        "Rock", "Tree", "Water", "Asphalt Road", ""]
+
+
+def test_every_registry_scene_names_its_classes_in_one_casing():
+    from hsi.scenes import make_synthetic_scene
+    from hsi.scenes.benchmark import SCENES as BENCHMARKS
+    from hsi.scenes.unmixing import SCENES as UNMIXING
+
+    names = [n for s in BENCHMARKS for n in s.class_names] + [n for s in UNMIXING for n in s.default_names]
+    names += make_synthetic_scene(height=48, width=48, bands=4, parcel_size=6.0).class_names
+    assert all(n[0].isupper() for n in names), [n for n in names if not n[0].isupper()]

@@ -1,0 +1,187 @@
+"""The deep networks as a :class:`~hsi.training.backend.RunBackend`: Lightning fit, best checkpoint, test.
+
+:class:`DeepBackend` builds the :class:`~hsi.training.task.HSIClassifier` and checks the
+devices before the output folder is opened, fits with early stopping on validation OA and
+``best.ckpt`` / ``last.ckpt`` checkpoints (``last.ckpt`` also on Ctrl-C, for ``--resume``),
+then predicts the test pixels with the best checkpoint in this process alone. The registry's
+recommended PCA (3-D models on many bands) and patch size (the window a model reads) are
+applied here when none was given.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+import torch
+from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+from lightning.pytorch.loggers import CSVLogger
+
+from hsi.data import HSIDataModule
+from hsi.errors import OptionError
+from hsi.training.backend import Fitted, Settings
+from hsi.training.config import TrainConfig
+from hsi.training.outputs import final_path
+from hsi.training.results import evaluate
+from hsi.training.task import HSIClassifier
+
+__all__ = ["DeepBackend", "apply_recommended_patch_size", "apply_recommended_pca", "check_devices", "make_trainer"]
+
+log = logging.getLogger("hsi.training")
+
+
+def raw_band_count(data: dict[str, Any]) -> int:
+    """Bands of the run's cube before preprocessing; read from the header where the format allows."""
+    from hsi.data.scene_source import load_source
+    from hsi.scenes.synthetic import make_synthetic_scene
+
+    probe = HSIDataModule(**data)
+    source = probe.source
+    if source.kind == "files":
+        from hsi.io import open_cube
+
+        with open_cube(source.cube_path, key=source.cube_key, layout=source.layout) as cube:
+            return int(cube.shape[2])
+    if source.kind == "synthetic":
+        default = inspect.signature(make_synthetic_scene).parameters["bands"].default
+        return int(source.scene_options.get("bands", default))
+    return int(load_source(source).cube.shape[2])
+
+
+def apply_recommended_pca(data: dict[str, Any], model: str) -> dict[str, Any]:
+    """``data`` with the registry's recommended PCA for ``model`` (3-D models on many raw bands), said on stderr."""
+    from hsi.models import get_model_class, recommended_pca
+
+    if getattr(get_model_class(model), "RECOMMENDED_PCA", None) is None:
+        return data
+    bands = raw_band_count(data)
+    components = recommended_pca(model, bands)
+    if components is None:
+        return data
+    log.warning("%s on %d raw bands: applying PCA to %d components fitted on the training pixels, as the model "
+                "registry recommends (3-D convolutions over every band are slow); give --pca none to keep them all",
+                model, bands, components)
+    return {**data, "pca": components}
+
+
+def apply_recommended_patch_size(data: dict[str, Any], model: str) -> dict[str, Any]:
+    """``data`` with the registry's patch size for ``model`` (the window it reads, e.g. 1 for spectral1d), said on stderr."""
+    from hsi.models import recommended_patch_size
+
+    size = recommended_patch_size(model)
+    if size is None:
+        return data
+    log.warning("%s reads %dx%d patches: using patch size %d (and its split buffer) as the model registry "
+                "recommends; give --patch-size to change it", model, size, size, size)
+    return {**data, "patch_size": size}
+
+
+def check_devices(run: Any) -> None:
+    """Build a bare trainer so a bad accelerator, device list or strategy fails before any work."""
+    from lightning.fabric.utilities.exceptions import MisconfigurationException
+
+    loggers = [logging.getLogger(n) for n in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero")]
+    levels = [lg.level for lg in loggers]
+    try:
+        for lg in loggers:  # this trainer is a check only: no "GPU available" lines from it
+            lg.setLevel(logging.WARNING)
+        L.Trainer(accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy, logger=False,
+                  enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
+    except (MisconfigurationException, ValueError, RuntimeError, ImportError) as err:  # tpu without torch_xla
+        option = "accelerator"
+        text = str(err)
+        if "strateg" in text.lower():
+            option = "strategy"
+        elif "device" in text.lower() and "accelerator" not in text.lower():
+            option = "devices"
+        value = {"accelerator": run.accelerator, "devices": run.devices, "strategy": run.strategy}[option]
+        raise OptionError(option, value, " ".join(text.split())) from err
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
+def make_trainer(run: Any, out: Path) -> tuple[L.Trainer, ModelCheckpoint, ModelCheckpoint]:
+    """The fitting trainer: early stopping on val OA, ``best.ckpt`` and ``last.ckpt`` in ``out``, CSV logs."""
+    best = ModelCheckpoint(dirpath=out, filename="best", monitor="val_oa", mode="max", save_top_k=1,
+                           enable_version_counter=False)
+    last = ModelCheckpoint(dirpath=out, filename="last", monitor=None, save_top_k=1, save_on_exception=True,
+                           enable_version_counter=False)
+    trainer = L.Trainer(
+        max_epochs=run.epochs, accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy,
+        deterministic=True, logger=CSVLogger(save_dir=out, name="logs"), enable_progress_bar=run.progress,
+        enable_model_summary=False, log_every_n_steps=10, num_sanity_val_steps=0,
+        callbacks=[best, last, EarlyStopping(monitor="val_oa", mode="max", patience=run.patience)],
+    )
+    return trainer, best, last
+
+
+def _fit(trainer: L.Trainer, task: HSIClassifier, datamodule: HSIDataModule, resume: str | None, last: Path) -> float:
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*does not have many workers.*")
+        warnings.filterwarnings("ignore", message="Checkpoint directory .* exists and is not empty")
+        try:
+            trainer.fit(task, datamodule=datamodule, ckpt_path=resume)
+        except SystemExit:  # Lightning exits after saving on Ctrl-C; say where the state went
+            if not trainer.interrupted:
+                raise
+    if trainer.interrupted:
+        raise KeyboardInterrupt(f"training stopped; its state is in {last} (continue with --resume {last})")
+    return time.perf_counter() - started
+
+
+def leave_process_group() -> None:
+    """End a DDP process group once fitting is over, so single-process evaluation cannot wait on other ranks."""
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        torch.distributed.barrier()
+        torch.distributed.destroy_process_group()
+
+
+class DeepBackend:
+    """An ``hsi.models`` network trained by Lightning (resumable; several devices through DDP)."""
+
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.task: HSIClassifier | None = None
+
+    def check(self, cfg: TrainConfig) -> None:
+        """Nothing to refuse: every run option applies to a network."""
+
+    def recommend(self, data: dict[str, Any]) -> dict[str, Any]:
+        """``data`` with the registry's PCA and patch size for this network where neither was given."""
+        if "pca" not in data:
+            data = apply_recommended_pca(data, self.model)
+        if "patch_size" not in data:
+            data = apply_recommended_patch_size(data, self.model)
+        return data
+
+    def build(self, settings: Settings, datamodule: HSIDataModule) -> None:
+        """The task (its arguments checked) and the devices, before any file is read."""
+        self.task = HSIClassifier(**settings.model)
+        check_devices(settings.run)
+
+    def fit(self, settings: Settings, datamodule: HSIDataModule, out: Path) -> Fitted | None:
+        """Fit with early stopping, then test the best checkpoint (rank 0 only; None on the other ranks)."""
+        run = settings.run
+        assert self.task is not None, "build() comes before fit()"
+        trainer, best, last = make_trainer(run, out)
+        fit_seconds = _fit(trainer, self.task, datamodule, run.resume, out / "last.ckpt")
+        leave_process_group()  # evaluation below runs in rank 0 alone
+        if not trainer.is_global_zero:
+            return None
+        best_path = best.best_model_path or last.last_model_path
+        evaluation = evaluate(best_path, datamodule, run.accelerator)
+        evaluation.checkpoint = str(final_path(best_path))  # where it will be once the run is committed
+        facts = {
+            "epochs_trained": trainer.current_epoch,
+            "start_epoch": settings.resume.epoch + 1 if settings.resume is not None else 0,
+            "best_epoch": evaluation.best_epoch,
+            "best_val_oa": float(best.best_model_score) if best.best_model_score is not None else None,
+        }
+        return Fitted(evaluation, facts, fit_seconds)

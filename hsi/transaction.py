@@ -1,0 +1,390 @@
+"""Output folders written as transactions: staging beside the target, commit, manifest last.
+
+One policy for every command that writes a folder of outputs (``hsi infer``, ``hsi train``,
+``hsi convert --to npy``):
+
+- **Checks before any work** (:func:`check_target`): the target is a folder or absent; a
+  folder that holds outputs is refused unless ``overwrite``; with ``overwrite`` only files
+  listed in the folder's manifest (hsi wrote them) are replaced, and a file hsi did not
+  write raises :class:`~hsi.errors.OverwriteError`. Other files in the folder are never
+  touched.
+- **Staging**: the run writes into ``<parent>/.<name>.staging-<pid>``, beside the target
+  (same filesystem, so every move is a rename).
+- **Commit** (:meth:`Staging.commit`), in this order: checksums of the staged files; the
+  old manifest removed; the staged files renamed into place and the old listed files that
+  this run did not write removed; the new manifest (each file's size and SHA-256) written
+  atomically, last; the staging folder removed. A journal ``.<manifest>.commit`` written
+  before the old manifest goes names every file the commit touches, so the files of a
+  commit that was killed are still known as hsi's (``--overwrite`` replaces them). Whenever the process dies, the folder
+  either has the old manifest and the old files, or no manifest; a manifest never lists a
+  file whose checksum differs (:func:`verify_manifest`).
+- **Leftovers** (:func:`remove_leftovers`): the next run that opens a target removes
+  staging folders beside it whose process is gone, ``.<name>.tmp-<pid>-`` files of dead
+  writers, and ``.partial`` maps left inside it by earlier versions.
+- **Disk space**: :func:`require_free_space` before starting (when the size is known) and
+  :func:`disk_full_as_error` around the writes turn a full disk into one
+  :class:`~hsi.errors.DiskFullError` naming the folder and the bytes needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hsi._atomic import (
+    fsync_dir,
+    is_disk_full,
+    move_into_place,
+    pid_alive,
+    remove_stale_temporaries,
+    write_bytes_atomic,
+)
+from hsi.errors import DiskFullError, OverwriteError, RunOutputError
+
+__all__ = ["MANIFEST_FORMAT", "Staging", "begin", "check_target", "disk_full_as_error", "disk_full_error",
+           "file_record", "listed", "read_manifest", "remove_leftovers", "remove_listed", "require_free_space",
+           "verify_manifest"]
+
+#: ``format`` of every manifest written here
+MANIFEST_FORMAT = "hsi.outputs"
+#: ``.<name>.staging-<pid>``
+STAGING_RE = re.compile(r"^\.(?P<name>.+)\.staging-(?P<pid>\d+)$")
+#: memory-mapped maps of earlier versions, written inside the output folder
+_LEGACY_PARTIAL_RE = re.compile(r"^\..+\.npy\.partial$")
+_HASH_BLOCK = 1 << 20
+
+
+def _absolute(out: str | Path) -> Path:
+    return Path(os.path.abspath(os.fspath(out)))
+
+
+def file_record(path: Path) -> dict[str, Any]:
+    """``{"size": bytes, "sha256": hex}`` of one file."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(_HASH_BLOCK), b""):
+            digest.update(block)
+    return {"size": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def read_manifest(folder: Path, manifest: str) -> dict[str, Any] | None:
+    """The manifest ``folder/manifest`` as a dict, or None when absent or not one of ours."""
+    try:
+        data = json.loads((folder / manifest).read_text())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("files"), (dict, list)):
+        return None
+    return data
+
+
+def _journal(folder: Path, manifest: str) -> Path:
+    return folder / f".{manifest}.commit"
+
+
+def listed(folder: Path, manifest: str) -> set[str]:
+    """Names (relative paths) the manifest of ``folder`` lists: the files hsi wrote there.
+
+    A manifest of an earlier version (a list of names, the manifest among them) counts too,
+    and so do the names in the journal of a commit that was interrupted (``.<manifest>.commit``):
+    its files are hsi's even though no manifest vouches for them.
+    """
+    names: set[str] = set()
+    for path in (folder / manifest, _journal(folder, manifest)):
+        data = read_manifest(path.parent, path.name)
+        if data is not None:
+            names |= set(data["files"])
+    return names | {manifest}
+
+
+def _ours(name: str, ours: set[str]) -> bool:
+    """A name is hsi's when the manifest lists it, or (a folder such as ``logs``) only files under it."""
+    return name in ours or any(n.startswith(name + "/") for n in ours)
+
+
+def check_target(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite: bool, command: str) -> Path:
+    """The absolute target folder, after checking that writing there replaces nothing it should not.
+
+    Raises
+    ------
+    RunOutputError
+        ``out`` is a file, or it holds outputs and ``overwrite`` is False.
+    OverwriteError
+        ``overwrite`` is True but an output name exists that no manifest there lists.
+    """
+    target = _absolute(out)
+    if target.exists() and not target.is_dir():
+        raise RunOutputError(f"{target}: exists and is not a folder; {command} writes a folder of outputs there")
+    if not target.is_dir():
+        return target
+    ours = listed(target, manifest)
+    names = sorted({*outputs, manifest, *(n.split("/")[0] for n in ours)})
+    present = [n for n in names if (target / n).exists()]
+    if present and not overwrite:
+        raise RunOutputError(
+            f"{target}: already holds {', '.join(present)}; choose another folder, or pass --overwrite "
+            f"(overwrite=True) to replace the files an earlier {command} run wrote there (files it did not write "
+            "are never touched)"
+        )
+    foreign = [n for n in present if not _ours(n, ours)]
+    if foreign:
+        raise OverwriteError(
+            f"{target / foreign[0]}: exists but was not written by {command} (not listed in {target / manifest}); "
+            "move it away or choose another folder"
+        )
+    return target
+
+
+def remove_leftovers(target: Path) -> list[Path]:
+    """Remove what interrupted runs left beside and inside ``target``; returns what was removed.
+
+    Staging folders ``.<any>.staging-<pid>`` in the parent whose process is gone, temporary
+    files ``.<name>.tmp-<pid>-...`` of dead writers in the parent and in ``target``, and
+    ``.<name>.npy.partial`` maps earlier versions left in ``target``.
+    """
+    removed = remove_stale_temporaries(target.parent)
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(target.parent):
+            m = STAGING_RE.match(entry.name)
+            if m and int(m.group("pid")) != os.getpid() and not pid_alive(int(m.group("pid"))):
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed.append(Path(entry.path))
+    if target.is_dir():
+        removed += remove_stale_temporaries(target)
+        for path in target.iterdir():
+            if _LEGACY_PARTIAL_RE.match(path.name) and path.is_file():
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
+
+
+def _staged_files(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def _prune_empty(path: Path, stop: Path) -> None:
+    """Remove ``path``'s now-empty parent folders up to (not including) ``stop``."""
+    parent = path.parent
+    while parent != stop and stop in parent.parents:
+        try:
+            parent.rmdir()
+        except OSError:
+            return
+        parent = parent.parent
+
+
+def _test_hook(moment: str) -> None:
+    """No-op; tests patch it to interrupt a commit at a given moment."""
+
+
+@dataclass(frozen=True)
+class Staging:
+    """A staging folder ``<parent>/.<name>.staging-<pid>`` and the target it commits to.
+
+    Attributes
+    ----------
+    target : Path
+        The output folder (absolute).
+    path : Path
+        Where the run writes until :meth:`commit`.
+    manifest : str
+        Name of the manifest written last into ``target``.
+    command : str
+        What writes it (``"hsi infer"``), for messages and the manifest.
+    """
+
+    target: Path
+    path: Path
+    manifest: str
+    command: str
+
+    @classmethod
+    def for_target(cls, target: Path, manifest: str, command: str, pid: int | None = None) -> Staging:
+        """The staging folder of ``target`` for process ``pid`` (this one by default)."""
+        target = _absolute(target)
+        pid = os.getpid() if pid is None else pid
+        return cls(target, target.parent / f".{target.name}.staging-{pid}", manifest, command)
+
+    @classmethod
+    def from_path(cls, path: str | Path, manifest: str, command: str) -> Staging:
+        """The staging of an existing staging folder path (e.g. passed to another DDP rank)."""
+        path = _absolute(path)
+        m = STAGING_RE.match(path.name)
+        if m is None:
+            raise ValueError(f"{path}: not a staging folder (.<name>.staging-<pid>)")
+        return cls(path.parent / m.group("name"), path, manifest, command)
+
+    @property
+    def owned(self) -> bool:
+        """Whether this process created the staging folder (only the owner commits or removes it)."""
+        return self.path.name.endswith(f".staging-{os.getpid()}")
+
+    def abort(self) -> None:
+        """Remove the staging folder (after a failure); the target is left as it was."""
+        if self.owned:
+            shutil.rmtree(self.path, ignore_errors=True)
+
+    def commit(self, extra: dict[str, Any] | None = None, *, status: str = "complete",
+               only: Iterable[str] | None = None) -> dict[str, Path]:
+        """Move the staged files into the target and write the manifest last; returns ``{name: final path}``.
+
+        Parameters
+        ----------
+        extra : dict, optional
+            Run description stored in the manifest beside ``files``.
+        status : str
+            Recorded as the manifest's ``status`` (``"complete"``; ``"interrupted"`` for a
+            run that keeps only its resumable state).
+        only : iterable of str, optional
+            Commit these staged names (files, or folders of files) alone; the rest is discarded.
+        """
+        names = _staged_files(self.path)
+        if only is not None:
+            keep = set(only)
+            names = [n for n in names if n in keep or n.split("/")[0] in keep]
+        records = {name: file_record(self.path / name) for name in names}
+        old = listed(self.target, self.manifest) - {self.manifest}
+        self._check_unchanged(names, old)
+        self.target.mkdir(parents=True, exist_ok=True)
+        # the journal names every file this commit may leave, so a killed commit's files stay hsi's
+        journal = _journal(self.target, self.manifest)
+        write_bytes_atomic(journal, _json_bytes({"pid": os.getpid(), "files": sorted(old | set(names))}))
+        (self.target / self.manifest).unlink(missing_ok=True)  # from here on the folder vouches for nothing
+        fsync_dir(self.target)
+        _test_hook("manifest-removed")
+        for name in names:
+            move_into_place(self.path / name, self.target / name)
+            _test_hook(f"moved:{name}")
+        for name in sorted(old - set(names)):  # the rest of the earlier run's outputs goes with it
+            path = self.target / name
+            if path.is_file() or path.is_symlink():
+                path.unlink()
+                _prune_empty(path, self.target)
+        _test_hook("before-manifest")
+        body = {"format": MANIFEST_FORMAT, "version": 1, "command": self.command, "status": status,
+                **(extra or {}), "files": records}
+        write_bytes_atomic(self.target / self.manifest, _json_bytes(body))
+        journal.unlink(missing_ok=True)
+        shutil.rmtree(self.path, ignore_errors=True)
+        return {**{name: self.target / name for name in names}, self.manifest: self.target / self.manifest}
+
+    def _check_unchanged(self, names: list[str], ours: set[str]) -> None:
+        """Refuse to replace a file that appeared in the target since the checks and no manifest lists."""
+        for name in names:
+            if (self.target / name).exists() and name not in ours:
+                raise OverwriteError(f"{self.target / name}: exists but was not written by {self.command} "
+                                     f"(not listed in {self.target / self.manifest}); move it away or choose another "
+                                     f"folder (the new outputs are in {self.path})")
+
+
+def begin(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite: bool, command: str) -> Staging:
+    """Check ``out``, clean what interrupted runs left, create this process's staging folder beside it."""
+    from hsi._paths import check_output, make_folder, user_path
+
+    target = check_target(out, manifest=manifest, outputs=outputs, overwrite=overwrite, command=command)
+    check_output(target, "output folder")  # a file in the way, no permission: one error line, before any work
+    make_folder(target.parent, "parent folder")
+    remove_leftovers(target)
+    staging = Staging.for_target(target, manifest, command)
+    if staging.path.exists():  # an earlier run of this process that did not clean up
+        shutil.rmtree(staging.path)
+    with user_path(staging.path, f"create the staging folder of {target}", reading=False):
+        staging.path.mkdir()
+    return staging
+
+
+def remove_listed(folder: str | Path, manifest: str) -> None:
+    """Remove the outputs a folder's manifest lists, the manifest first; other files stay."""
+    folder = _absolute(folder)
+    names = listed(folder, manifest) - {manifest}
+    (folder / manifest).unlink(missing_ok=True)
+    for name in sorted(names):
+        path = folder / name
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+            _prune_empty(path, folder)
+    _journal(folder, manifest).unlink(missing_ok=True)
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # only when nothing else is in it
+
+
+def verify_manifest(folder: str | Path, manifest: str) -> dict[str, str]:
+    """Files the manifest lists whose size or SHA-256 differs, or that are missing: ``{name: what}``.
+
+    Empty when every listed file matches (or there is no manifest: the folder vouches for nothing).
+    """
+    folder = Path(folder)
+    data = read_manifest(folder, manifest)
+    problems: dict[str, str] = {}
+    if data is None or not isinstance(data["files"], dict):
+        return problems
+    for name, record in data["files"].items():
+        path = folder / name
+        if not path.is_file():
+            problems[name] = "missing"
+            continue
+        found = file_record(path)
+        if found != {"size": record.get("size"), "sha256": record.get("sha256")}:
+            problems[name] = f"size {found['size']} sha256 {found['sha256'][:12]}..., manifest says " \
+                             f"size {record.get('size')} sha256 {str(record.get('sha256'))[:12]}..."
+    return problems
+
+
+def _json_bytes(obj: Any) -> bytes:
+    def default(o: Any) -> Any:
+        if hasattr(o, "item") and callable(o.item):  # numpy scalars
+            return o.item()
+        if hasattr(o, "tolist"):
+            return o.tolist()
+        return str(o)
+
+    return (json.dumps(obj, indent=1, default=default, allow_nan=True) + "\n").encode("utf-8")
+
+
+def _mib(n: int) -> str:
+    return f"{n} bytes ({n / (1 << 20):.1f} MiB)"
+
+
+def _free_bytes(folder: Path) -> int:
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    return shutil.disk_usage(probe).free
+
+
+def require_free_space(folder: str | Path, needed: int, what: str) -> None:
+    """Raise :class:`DiskFullError` before any work when ``folder``'s filesystem has less than ``needed`` bytes free."""
+    folder = Path(folder)
+    free = _free_bytes(folder)
+    if free < needed:
+        raise DiskFullError(f"{folder}: {what} need {_mib(needed)}, only {_mib(free)} free on that filesystem; "
+                            "free some space or choose another folder")
+
+
+def disk_full_error(folder: str | Path, needed: int | None, what: str) -> DiskFullError:
+    """The :class:`DiskFullError` of a write into ``folder`` that ran out of space."""
+    size = f"about {_mib(needed)} needed, " if needed else ""
+    return DiskFullError(f"{folder}: no space left on the device while writing {what} ({size}"
+                         f"{_mib(_free_bytes(Path(folder)))} free); what was written is removed; free some space "
+                         "or choose another folder")
+
+
+@contextlib.contextmanager
+def disk_full_as_error(folder: str | Path, needed: int | None, what: str) -> Iterator[None]:
+    """Turn a full disk inside the block (ENOSPC, HDF5's "No space left") into one :class:`DiskFullError`."""
+    try:
+        yield
+    except DiskFullError:
+        raise
+    except (OSError, RuntimeError) as err:
+        if not is_disk_full(err):
+            raise
+        raise disk_full_error(folder, needed, what) from err
