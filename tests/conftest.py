@@ -31,6 +31,20 @@ def shared_data() -> Path:
     return root
 
 
+@pytest.fixture
+def hsi_main(monkeypatch, capsys):
+    """``hsi_main(args, cwd) -> (exit status, stdout, stderr)``, the real command in this process."""
+    from hsi.cli import main
+
+    def call(args: list[str], cwd: Path) -> tuple[int, str, str]:
+        monkeypatch.chdir(cwd)
+        status = main(list(args))
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    return call
+
+
 @pytest.fixture(autouse=True)
 def _few_threads(monkeypatch):
     """Keep BLAS/torch from oversubscribing the two cores of CI machines."""

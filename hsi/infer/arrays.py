@@ -11,12 +11,11 @@ rows of the same maps: one creates them (``create=True``), the others open them.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
-from hsi._atomic import move_into_place
+from hsi._atomic import move_into_place, preallocate
 
 __all__ = ["ResultArrays", "label_dtype", "map_specs", "output_bytes"]
 
@@ -53,8 +52,6 @@ def output_bytes(shape: tuple[int, int], num_classes: int, probabilities: bool, 
 
 def _allocate(path: Path, shape: tuple[int, ...], dtype: np.dtype) -> np.memmap:
     """A zeroed ``.npy`` memory map whose blocks are reserved up front (a full disk fails here, not as SIGBUS)."""
-    from hsi._atomic import preallocate
-
     array = np.lib.format.open_memmap(path, mode="w+", dtype=dtype, shape=shape)
     try:
         preallocate(path)

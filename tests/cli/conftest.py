@@ -39,20 +39,6 @@ def hsi_subprocess():
     return run_hsi
 
 
-@pytest.fixture
-def hsi_main(monkeypatch, capsys):
-    """``hsi_main(args, cwd) -> (exit status, stdout, stderr)``, the real command in this process."""
-    from hsi.cli import main
-
-    def call(args: list[str], cwd: Path) -> tuple[int, str, str]:
-        monkeypatch.chdir(cwd)
-        status = main(list(args))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return call
-
-
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> Path:
     """The folder of a finished one-epoch tiny run (best.ckpt, last.ckpt, metrics.json ...)."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import numpy as np
 import torch
 
 SCENE = dict(height=24, width=24, bands=8, n_classes=3, seed=1)

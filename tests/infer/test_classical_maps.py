@@ -20,20 +20,6 @@ MAP_FILES = ("labels.npy", "confidence.npy", "map.png", "false_color.png", "conf
              "classification.img", "metrics.json", "inference.json")
 
 
-@pytest.fixture
-def hsi_main(monkeypatch, capsys):
-    """``hsi_main(args, cwd) -> (exit status, stdout, stderr)``, the real command in this process."""
-    from hsi.cli import main
-
-    def call(args: list[str], cwd: Path) -> tuple[int, str, str]:
-        monkeypatch.chdir(cwd)
-        status = main(list(args))
-        out, err = capsys.readouterr()
-        return status, out, err
-
-    return call
-
-
 @pytest.fixture(scope="module", params=["svm", "rf"])
 def classical_run(request, tmp_path_factory) -> Path:
     """The output folder of ``hsi train --model svm|rf`` on the tiny synthetic scene."""
