@@ -30,6 +30,9 @@ COMMANDS = {
     "doctor": "hsi.cli.doctor",
 }
 
+#: commands that run Lightning: quiet unless --verbose (:func:`hsi._quiet.quiet_lightning`)
+VERBOSE_COMMANDS = ("train", "infer", "doctor")
+
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
@@ -57,8 +60,9 @@ def describe_error(err: BaseException, flags: dict[str, str]) -> str:
 def build_parser(command: str | None = None) -> CommandParser:
     """The ``hsi`` parser with one subparser per command; only ``command``'s gets its options.
 
-    Options are generated from the classes that define them, which imports those classes
-    (Lightning among them): ``hsi inspect`` should not pay for ``hsi train``'s options.
+    ``hsi train``, ``infer`` and ``doctor`` build theirs from the checked-in option table
+    (:mod:`hsi.cli.table`), so parsing imports neither torch nor Lightning; those three also
+    get ``--verbose`` (Lightning's banners and warnings, hidden by default).
     """
     import hsi
 
@@ -70,6 +74,9 @@ def build_parser(command: str | None = None) -> CommandParser:
         subparser = sub.add_parser(name, help=module.HELP, description=module.__doc__.split("\n\n")[0])
         if name == command:
             module.add_arguments(subparser)
+            if name in VERBOSE_COMMANDS:
+                subparser.add_argument("--verbose", action="store_true",
+                                       help="show Lightning's banners, tips and warnings (default: the package's own lines)")
         subparser.set_defaults(_module=module)
     return parser
 
@@ -81,6 +88,9 @@ def run_command(module: object, args: argparse.Namespace) -> int:
     ``ValueError`` or ``OSError`` from deep inside) is a bug and propagates with its
     traceback, so ``hsi`` / ``python -m hsi`` exit with status 1.
     """
+    from hsi._quiet import quiet_lightning
+
+    quiet_lightning(verbose=getattr(args, "verbose", True))  # commands without --verbose are left alone
     flags = getattr(module, "FLAGS", lambda: {})()
     try:
         return int(module.run(args) or 0)  # type: ignore[attr-defined]

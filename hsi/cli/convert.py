@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from hsi.io.layout import LAYOUTS
@@ -60,22 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="64 x 64 windows compared with the source after writing (default 32; >= 4)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="progress bar on stderr (default: for inputs over 64 MiB)")
-
-
-class ProgressBar:
-    """A one-line text bar on a stream, redrawn as rows are written."""
-
-    def __init__(self, stream=sys.stderr, width: int = 30) -> None:
-        self.stream, self.width, self.started = stream, width, time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        filled = int(self.width * done / max(total, 1))
-        elapsed = time.perf_counter() - self.started
-        self.stream.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} rows {elapsed:.1f} s")
-        if done >= total:
-            self.stream.write("\n")
-        self.stream.flush()
+                        help="tqdm bar of the rows written on stderr (a line per 10 %% when piped; default: for inputs over 64 MiB)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     report = convert(
         args.input, args.out, args.to, labels_path=args.labels_path, key=args.key, labels_key=args.labels_key,
         layout=args.layout, compression=args.compression, chunks=args.chunks or "auto", overwrite=args.overwrite,
-        n_windows=args.n_windows, progress=ProgressBar() if show else None,
+        n_windows=args.n_windows, progress=bool(show),
     )
     print(report.summary())
     return 0

@@ -23,15 +23,11 @@ from pathlib import Path
 
 HELP = "check a data pipeline (batches, spectra, overfit, normalization, tiled inference): PASS/FAIL + figures"
 
-#: DataModule arguments the doctor sets itself
-_DATA_EXCLUDED = ("predict_on",)
-
-
 def _data_specs():
-    from hsi.cli.options import option_specs
-    from hsi.data import HSIDataModule
+    """The data options, from the checked-in table (no torch import; :mod:`hsi.cli.table`)."""
+    from hsi.cli.table import table_specs
 
-    return option_specs(HSIDataModule, exclude=_DATA_EXCLUDED)  # the roles' command-line names, as hsi train
+    return table_specs("doctor.data")
 
 
 def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
@@ -42,19 +38,19 @@ def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The data options of ``hsi train``, plus ``--out``, ``--model`` and ``--checks``."""
     from hsi.cli.options import add_options
-    from hsi.doctor import CHECKS
-    from hsi.models.registry import list_models
+    from hsi.cli.table import table_constant
 
+    checks, models = table_constant("doctor_checks"), table_constant("models")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = __doc__.split("\n\nChecks")[0]
     parser.epilog = "Checks" + __doc__.split("\n\nChecks", 1)[1]
     parser.add_argument("--config", type=Path, default=argparse.SUPPRESS,
                         help="YAML file of data options, as for hsi train (names with _ or -); the command line wins")
     parser.add_argument("--out", type=Path, default=Path("doctor"), help="folder of the PNG figures (default: doctor)")
-    parser.add_argument("--model", default="cnn2d", choices=list_models(),
+    parser.add_argument("--model", default="cnn2d", choices=models,
                         help="network of the overfit and inference checks (default: cnn2d)")
-    parser.add_argument("--checks", nargs="+", default=list(CHECKS), choices=list(CHECKS), metavar="CHECK",
-                        help="checks to run, in order (default: all: " + " ".join(CHECKS) + ")")
+    parser.add_argument("--checks", nargs="+", default=checks, choices=checks, metavar="CHECK",
+                        help="checks to run, in order (default: all: " + " ".join(checks) + ")")
     add_options(parser.add_argument_group("data (HSIDataModule, as hsi train)"), _data_specs())
 
 

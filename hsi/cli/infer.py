@@ -1,6 +1,7 @@
 """Classify every pixel of a scene with a trained checkpoint: a whole-scene map.
 
 Examples:
+  hsi infer --checkpoint runs/<run>/best.ckpt --out maps/run     # the scene the checkpoint was trained on
   hsi infer --checkpoint runs/<run>/best.ckpt --scene indian_pines --out maps/ip
   hsi infer --checkpoint best.ckpt --cube big_scene.h5 --out maps/big --tile 512 --probabilities
   hsi infer --checkpoint best.ckpt --cube scene.hdr --labels gt.mat --out maps/s --mask-unlabeled
@@ -18,32 +19,36 @@ import argparse
 import sys
 from typing import Any
 
-from hsi.cli.options import add_options, option_specs
+from hsi.cli.options import OptionSpec, add_options
 from hsi.io.layout import LAYOUTS
 
 HELP = "classify every pixel of a scene with a checkpoint; writes maps, ENVI file, metrics"
 
 
+def _infer_specs() -> list[OptionSpec]:
+    """The fields of ``InferOptions``, from the checked-in table (no torch import; :mod:`hsi.cli.table`)."""
+    from hsi.cli.table import table_specs
+
+    return table_specs("infer.options")
+
+
 def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
     """Python argument name -> flag, for error messages."""
-    from hsi.infer import InferOptions
-
-    flags = {spec.param: spec.flag for spec in option_specs(InferOptions)}
+    flags = {spec.param: spec.flag for spec in _infer_specs()}
     flags.update({"cube": "--cube", "labels": "--labels", "out": "--out", "checkpoint": "--checkpoint"})
     return flags
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The scene, the checkpoint, the output folder and every field of ``InferOptions``."""
-    from hsi.infer import InferOptions
-
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = __doc__.split("\n\nWrites")[0]
     source = parser.add_argument_group("scene")
     source.add_argument("--checkpoint", required=True,
                         help="what hsi train wrote: best.ckpt, or model.npz of an svm/rf run")
-    where = source.add_mutually_exclusive_group(required=True)
-    where.add_argument("--scene", help="registry scene (its labels are the ground truth)")
+    where = source.add_mutually_exclusive_group()
+    where.add_argument("--scene", help="registry scene (its labels are the ground truth); default, with no "
+                       "--cube either: the checkpoint's own scene (registry scene, or cube and label files)")
     where.add_argument("--cube", help="cube file (.mat, .h5, ENVI .hdr, .npy); read window by window")
     source.add_argument("--root", default=None, help="folder of the registry scene's files")
     source.add_argument("--cube-key", default=None, help="variable or dataset name of the cube (default: discovered)")
@@ -53,10 +58,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--labels-key", default=None, help="variable or dataset name of --labels")
     source.add_argument("--out", required=True, help="output folder (refused if it holds an earlier map, "
                         "unless --overwrite)")
-    add_options(parser.add_argument_group("inference (hsi.infer.InferOptions)"), option_specs(InferOptions))
+    add_options(parser.add_argument_group("inference (hsi.infer.InferOptions)"), _infer_specs())
+
+
+#: what each part of the map's metrics scores, as the summary names it (metrics.json keeps the keys)
+SCORED = {"test": "test pixels (the checkpoint's split)",
+          "labeled": "all labelled pixels (training pixels included)"}
 
 
 def _summary(result: Any) -> str:
+    """The files written, the no-data count, the scores (each line saying which pixels it covers) and the time."""
     lines = [f"{name}: {path}" for name, path in sorted(result.files.items())]
     if result.nodata_pixels:
         total = result.labels.size if result.labels is not None else 0
@@ -65,8 +76,10 @@ def _summary(result: Any) -> str:
     if result.metrics:
         for part, scores in result.metrics.items():
             if isinstance(scores, dict) and "oa" in scores:
-                lines.append(f"{part}: OA {100 * scores['oa']:.2f}%  AA {100 * scores['aa']:.2f}%  "
-                             f"kappa {scores['kappa']:.4f}")
+                lines.append(f"{SCORED.get(part, part)}: {scores['pixels']} pixels, OA {100 * scores['oa']:.2f}%  "
+                             f"AA {100 * scores['aa']:.2f}%  kappa {scores['kappa']:.4f}")
+        if result.metrics.get("test") is None:
+            lines.append(f"test pixels: none scored ({result.metrics.get('test_note', 'the checkpoint has no split')})")
     if result.timings.get("total"):
         lines.append(f"{result.timings['total']:.1f} s")
     return "\n".join(lines)
@@ -76,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     """Run the inference and print what was written."""
     from hsi.infer import InferOptions, infer_scene
 
-    names = {spec.name for spec in option_specs(InferOptions)}
+    names = {spec.name for spec in _infer_specs()}
     options = InferOptions(**{k: v for k, v in vars(args).items() if k in names})
     result = infer_scene(args.checkpoint, args.cube, scene=args.scene, root=args.root, cube_key=args.cube_key,
                          layout=args.layout, labels=args.labels, labels_key=args.labels_key, out=args.out,

@@ -17,45 +17,29 @@ from __future__ import annotations
 
 import argparse
 import sys
-import typing
-from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import yaml
 
 from hsi._checks import did_you_mean
-from hsi.cli.options import OptionSpec, add_options, option_specs, yaml_value
+from hsi.cli.options import OptionSpec, add_options, yaml_value
 
 HELP = "train a model on a scene; writes checkpoints, metrics.json and figures"
-
-#: DataModule arguments a training run sets itself
-_DATA_EXCLUDED = ("seed", "predict_on")
-#: task arguments taken from the data and the schedule
-_MODEL_EXCLUDED = ("num_bands", "num_classes", "patch_size", "class_names", "max_epochs")
 
 EPILOG = ("Writes into --out: best.ckpt, last.ckpt, metrics.json, predictions.npz, confusion.png, curves.png, "
           "split.png, logs/ and run.json (the manifest, written last). A value 'none' sets an option to None.")
 
 
 def option_groups() -> dict[str, list[OptionSpec]]:
-    """The options of ``hsi train``, by what they configure (``data``, ``model``, ``run``)."""
-    from hsi.classical import CLASSICAL_MODELS
-    from hsi.data import HSIDataModule
-    from hsi.training import HSIClassifier
-    from hsi.training.options import RunOptions
+    """The options of ``hsi train``, by what they configure (``data``, ``model``, ``run``).
 
-    model_specs = option_specs(HSIClassifier, exclude=_MODEL_EXCLUDED)
-    for i, spec in enumerate(model_specs):
-        if spec.name == "model":  # the classical baselines train through the same command
-            names = typing.get_args(spec.annotation) + tuple(CLASSICAL_MODELS)
-            model_specs[i] = replace(spec, annotation=Literal[names],  # type: ignore[valid-type]
-                                     help=spec.help + " or a classical per-pixel baseline: " + ", ".join(CLASSICAL_MODELS))
-    return {
-        "data": option_specs(HSIDataModule, exclude=_DATA_EXCLUDED),
-        "model": model_specs,
-        "run": option_specs(RunOptions),
-    }
+    Read from the checked-in table (:mod:`hsi.cli.table`), which imports neither torch nor
+    Lightning; a test keeps the table equal to the signatures (:func:`hsi.cli.table.live_specs`).
+    """
+    from hsi.cli.table import table_specs
+
+    return {group: table_specs(f"train.{group}") for group in ("data", "model", "run")}
 
 
 def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
@@ -122,10 +106,9 @@ def make_config(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     """Train, then print the per-class table and where the outputs are."""
     from hsi.errors import DatasetNotFoundError
-    from hsi.training.run import quiet_lightning, run_training
+    from hsi.training.run import run_training
 
     cfg = make_config(args)
-    quiet_lightning()
     try:
         metrics = run_training(cfg)
     except DatasetNotFoundError as err:

@@ -275,6 +275,25 @@ def _atomic_save_array(path: Path, value: np.ndarray | ArraySpec) -> None:
                 np.save(f, np.ascontiguousarray(value), allow_pickle=False)
 
 
+#: a cache build writing more than this (bytes) shows a progress bar over its arrays on stderr
+PROGRESS_BYTES = 64 << 20
+
+
+def _nbytes(value: np.ndarray | ArraySpec) -> int:
+    """Bytes ``value`` takes once written."""
+    if isinstance(value, ArraySpec):
+        return int(np.prod(value.shape, dtype=np.int64)) * np.dtype(value.dtype).itemsize
+    return int(value.nbytes)
+
+
+def _build_progress(total_bytes: int) -> Any:
+    """A bar in MiB over the arrays of a cache build; shown only for builds over :data:`PROGRESS_BYTES`."""
+    from hsi._progress import progress_bar
+
+    return progress_bar(total_bytes >> 20, "building patch cache", "MiB", show=total_bytes > PROGRESS_BYTES,
+                        leave=False)
+
+
 def materialize(value: np.ndarray | ArraySpec) -> np.ndarray:
     """An in-memory array from an ndarray or an :class:`ArraySpec`."""
     if isinstance(value, ArraySpec):
@@ -409,13 +428,16 @@ class PatchCache:
         with contextlib.suppress(FileNotFoundError):
             (self.path / "meta.json").unlink()  # invalidate first: a crash leaves no valid meta
         files = {}
-        for name, value in arrays.items():
-            p = self.path / f"{name}.npy"
-            _atomic_save_array(p, value)
-            arr = np.load(p, mmap_mode="r", allow_pickle=False)
-            files[name] = {"shape": list(arr.shape), "dtype": arr.dtype.str, "nbytes": p.stat().st_size,
-                           "chunks": chunk_digests(p)}
-            del arr
+        sizes = {name: _nbytes(value) for name, value in arrays.items()}
+        with _build_progress(sum(sizes.values())) as bar:
+            for name, value in arrays.items():
+                p = self.path / f"{name}.npy"
+                _atomic_save_array(p, value)
+                arr = np.load(p, mmap_mode="r", allow_pickle=False)
+                files[name] = {"shape": list(arr.shape), "dtype": arr.dtype.str, "nbytes": p.stat().st_size,
+                               "chunks": chunk_digests(p)}
+                del arr
+                bar.update(sizes[name] >> 20)
         state_bytes = canonical_json(state).encode()
         write_bytes_atomic(self.path / "state.json", state_bytes)
         from hsi import __version__

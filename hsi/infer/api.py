@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from hsi._roles import restore
-from hsi.errors import NoDataError, OptionError, ShapeMismatchError
+from hsi.errors import CheckpointError, DatasetNotFoundError, NoDataError, OptionError, ShapeMismatchError
 from hsi.infer.arrays import ResultArrays
 from hsi.infer.checkpoint import InferenceModel, check_cube, load_checkpoint
 from hsi.infer.engine import TileJob, run_tiles
@@ -86,12 +86,82 @@ def _open_source(model: InferenceModel, cube: Any, scene: str | None, root: str 
     from hsi.scenes import load_scene
 
     args = {"scene": scene, "root": root, "scene_options": {}}
-    if scene == model.scene_name:  # the checkpoint's own scene: its root and options unless given
+    if scene in (model.scene_name, model.data_arguments.get("scene")):  # the checkpoint's own: its root and options
         saved = {k: model.data_arguments.get(k) for k in ("root", "scene_options") if k in model.data_arguments}
         given = {"root": root} if root is not None else {}
         args = restore({**args, **saved, "scene_options": model.scene_options}, given, (), f"checkpoint {model.source}")
     loaded = load_scene(scene, root=args["root"], **(args["scene_options"] or {}))
     return ArraySource(loaded.cube.data, loaded.cube.wavelengths, f"scene {scene!r}"), loaded.labels
+
+
+#: the training DataModule's arguments that name its scene (what inference restores without cube= or scene=)
+SOURCE_ARGUMENTS = ("scene", "root", "scene_options", "cube_path", "cube_key", "layout", "labels_path", "labels_key")
+
+
+def _checkpoint_scene(model: InferenceModel, given: dict[str, Any]) -> dict[str, Any]:
+    """The scene a checkpoint was trained on, as ``infer_scene`` arguments (the given ones win).
+
+    Parameters
+    ----------
+    model : InferenceModel
+        Its ``data_arguments`` name the training scene: a registry ``scene`` (with ``root``
+        and ``scene_options``) or a ``cube_path`` (with ``cube_key``, ``layout``,
+        ``labels_path``, ``labels_key``).
+    given : dict
+        The source arguments the caller gave (None: not given), in the DataModule's names.
+
+    Returns
+    -------
+    dict
+        ``cube``, ``scene``, ``root``, ``cube_key``, ``layout``, ``labels``, ``labels_key``.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        The training cube or label file is not there: one line naming the checkpoint, the
+        files looked for and the fix.
+    CheckpointError
+        The checkpoint names no scene at all.
+    """
+    saved = {k: model.data_arguments.get(k) for k in SOURCE_ARGUMENTS}
+    args = restore(saved, {k: v for k, v in given.items() if v is not None}, (), f"infer: checkpoint {model.source}")
+    found = {"cube": None, "scene": None, "root": args["root"], "cube_key": args["cube_key"], "layout": args["layout"],
+             "labels": args["labels_path"], "labels_key": args["labels_key"]}
+    if args["cube_path"]:
+        missing = [str(Path(p).absolute()) for p in (args["cube_path"], args["labels_path"]) if p and not Path(p).exists()]
+        if missing:
+            raise DatasetNotFoundError(
+                f"checkpoint {model.source} was trained on the cube file {args['cube_path']}, but "
+                f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not there (looked for as saved, "
+                f"from {Path.cwd()}); give the scene with --cube FILE (and --labels FILE), or --scene NAME"
+            )
+        return {**found, "cube": args["cube_path"]}
+    if not args["scene"]:
+        raise CheckpointError(f"checkpoint {model.source} names no training scene (no scene or cube_path in its "
+                              "data arguments); give the scene with --scene NAME or --cube FILE")
+    return {**found, "scene": args["scene"]}
+
+
+def _open_own_scene(model: InferenceModel, found: dict[str, Any]) -> tuple[SceneSource, np.ndarray | None]:
+    """:func:`_open_source` of the checkpoint's registry scene; its missing files end in one line with the fix.
+
+    Raises
+    ------
+    DatasetNotFoundError
+        Naming the checkpoint, the scene, the folder looked in and the fix (``--root``,
+        ``--scene``, ``--cube``).
+    """
+    from hsi.scenes.files import resolve_root
+
+    try:
+        return _open_source(model, None, found["scene"], found["root"], found["cube_key"], found["layout"])
+    except DatasetNotFoundError as err:
+        folder = resolve_root(found["root"])
+        raise DatasetNotFoundError(
+            f"checkpoint {model.source} was trained on scene {found['scene']!r}, whose files are not in {folder} "
+            f"(nor in {folder / str(found['scene'])}); give the folder that holds them with --root FOLDER, or the "
+            f"scene with --scene NAME or --cube FILE ({' '.join(str(err).split())})"
+        ) from err
 
 
 def _ground_truth(model: InferenceModel, labels: Any, labels_key: str | None, shape: tuple[int, int]) -> np.ndarray:
@@ -128,7 +198,9 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
         The scene: a cube file (read window by window; ``.npy`` is memory-mapped) or array.
     scene : str, optional
         Instead of ``cube``: a registry scene (``"synthetic"`` is regenerated with the
-        checkpoint's options); its labels are the ground truth.
+        checkpoint's options); its labels are the ground truth. With neither, the
+        checkpoint's own scene: its registry scene (root and options) or its training cube
+        and label files, restored with :func:`hsi._roles.restore` (the arguments given win).
     root : str, optional
         Folder of the registry scene's files.
     cube_key, layout : str, optional
@@ -165,6 +237,9 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
         A window holds NaN or infinite values after preprocessing.
     NoDataError
         Every pixel of the scene is no-data.
+    DatasetNotFoundError
+        Without ``cube`` and ``scene``: the checkpoint's scene files are not found (the
+        message names the checkpoint, the scene, where it looked and the fix).
 
     Notes
     -----
@@ -178,7 +253,14 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
     if opts.devices > 1 and out is None:
         raise OptionError("out", None, f"a folder shared by the {opts.devices} processes (devices={opts.devices})")
     model = checkpoint if isinstance(checkpoint, InferenceModel) else load_checkpoint(checkpoint)
-    source, truth = _open_source(model, cube, scene, root, cube_key, layout)
+    if cube is None and scene is None:  # the checkpoint's own scene, restored from its data arguments
+        found = _checkpoint_scene(model, {"root": root, "cube_key": cube_key, "layout": layout,
+                                          "labels_path": labels, "labels_key": labels_key})
+        cube, scene, labels, labels_key = found["cube"], found["scene"], found["labels"], found["labels_key"]
+        source, truth = (_open_own_scene(model, found) if scene is not None
+                         else _open_source(model, cube, None, None, found["cube_key"], found["layout"]))
+    else:
+        source, truth = _open_source(model, cube, scene, root, cube_key, layout)
     folder, needed = None, None
     try:
         height, width, n_bands = source.shape

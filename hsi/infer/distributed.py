@@ -10,7 +10,6 @@ goes on to write the outputs. The process group is closed before returning.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +87,10 @@ class TileInferenceModule(pl.LightningModule):
         self.predictor = TilePredictor(self.net, dense=model.dense, halo=model.halo, patch_size=model.patch_size,
                                        device=self.device, batch_size=self.window_batch, tta=self.tta)
         self.blender = self.job.blender(self.results, self.owned)
-        from tqdm import tqdm
+        from hsi._progress import progress_bar
 
-        self.bar = tqdm(total=len(self.tiles), desc="tiles", unit="tile", file=sys.stderr, leave=False,
-                        disable=not (self.show_progress and self.trainer.global_rank == 0))
+        self.bar = progress_bar(len(self.tiles), "tiles", "tile", leave=False,
+                                show=self.show_progress and self.trainer.global_rank == 0)
 
     def predict_step(self, batch: Any, batch_idx: int) -> None:
         """Compute and blend one tile (``batch`` is its index in this rank's list)."""

@@ -9,7 +9,6 @@ run uses and the shards write disjoint rows of the shared maps.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,10 +110,10 @@ def run_tiles(job: TileJob, predictor: TilePredictor, results: ResultArrays, til
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from tqdm import tqdm
+    from hsi._progress import progress_bar
 
     blender = job.blender(results, owned)
-    bar = tqdm(total=len(tiles), desc="tiles", unit="tile", file=sys.stderr, disable=not progress, leave=False)
+    bar = progress_bar(len(tiles), "tiles", "tile", show=progress, leave=False)  # piped: a line per 10 % of tiles
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsi-infer-read") as pool:
         reader = pool if prefetch else _Inline()
         try:

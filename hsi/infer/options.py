@@ -60,7 +60,7 @@ class InferOptions:
         Set pixels that are unlabeled in the ground truth to 0 in the map and draw them as
         background (needs ground truth).
     progress : bool
-        Show a progress bar over tiles on stderr.
+        Show a progress bar over tiles on stderr (piped: one line per 10 % of the tiles).
     overwrite : bool
         Replace outputs that an earlier ``hsi infer`` wrote in the same folder (files the
         package did not write are never replaced).

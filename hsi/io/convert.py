@@ -148,6 +148,22 @@ def _meta(lazy: Any, labels: np.ndarray | None, input_path: Path) -> dict[str, A
     }
 
 
+class RowProgress:
+    """``progress(rows_done, rows_total)`` drawn as a tqdm bar of rows on stderr (:func:`hsi._progress.progress_bar`)."""
+
+    def __init__(self) -> None:
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        from hsi._progress import progress_bar
+
+        if self.bar is None:
+            self.bar = progress_bar(total, "rows written", "row")
+        self.bar.update(done - self.bar.n)
+        if done >= total:
+            self.bar.close()
+
+
 def _copy_blocks(lazy: Any, target: Any, progress: Progress | None) -> None:
     h = lazy.shape[0]
     for rows in _row_blocks(lazy.shape):
@@ -208,7 +224,7 @@ def convert(
     chunks: Any = "auto",
     overwrite: bool = False,
     n_windows: int = 32,
-    progress: Progress | None = None,
+    progress: Progress | bool | None = None,
 ) -> ConvertReport:
     """Convert a cube file (and its labels) to HDF5 or ``.npy`` + ``meta.json``, then verify the output.
 
@@ -236,8 +252,9 @@ def convert(
         Replace an existing output.
     n_windows : int
         Windows compared with the source after writing (see :func:`verify_conversion`).
-    progress : callable, optional
-        Called as ``progress(rows_done, rows_total)`` after each block of rows.
+    progress : bool or callable, optional
+        True: a tqdm bar of the rows written on stderr (one line per 10 % when stderr is not a
+        terminal); a callable is called as ``progress(rows_done, rows_total)`` after each block of rows.
 
     Returns
     -------
@@ -248,6 +265,7 @@ def convert(
     from hsi.transaction import disk_full_as_error, require_free_space
 
     input_path, out = Path(input_path), Path(out)
+    progress = RowProgress() if progress is True else (progress or None)
     _check_target(out, to, overwrite)
     if to == "npy" and (compression is not None or chunks != "auto"):
         raise OptionError("compression" if compression is not None else "chunks",

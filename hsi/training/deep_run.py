@@ -20,13 +20,14 @@ from typing import Any
 import lightning as L
 import torch
 from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
-from lightning.pytorch.loggers import CSVLogger
+from lightning.pytorch.loggers import CSVLogger, Logger
 
 from hsi.data import HSIDataModule
 from hsi.errors import OptionError
 from hsi.training.backend import Fitted, Settings
 from hsi.training.config import TrainConfig
 from hsi.training.outputs import final_path
+from hsi.training.progress import progress_setup
 from hsi.training.results import evaluate
 from hsi.training.task import HSIClassifier
 
@@ -106,17 +107,30 @@ def check_devices(run: Any) -> None:
             lg.setLevel(level)
 
 
+def make_loggers(kind: str, out: Path) -> list[Logger]:
+    """CSV logs in ``out/logs`` (``curves.png`` is drawn from them); ``"tensorboard"`` adds event files in
+    ``out/logs/tensorboard``."""
+    loggers: list[Logger] = [CSVLogger(save_dir=out, name="logs")]
+    if kind == "tensorboard":
+        from lightning.pytorch.loggers import TensorBoardLogger
+
+        loggers.append(TensorBoardLogger(save_dir=out / "logs", name="tensorboard", default_hp_metric=False))
+    return loggers
+
+
 def make_trainer(run: Any, out: Path) -> tuple[L.Trainer, ModelCheckpoint, ModelCheckpoint]:
     """The fitting trainer: early stopping on val OA, ``best.ckpt`` and ``last.ckpt`` in ``out``, CSV logs."""
     best = ModelCheckpoint(dirpath=out, filename="best", monitor="val_oa", mode="max", save_top_k=1,
                            enable_version_counter=False)
     last = ModelCheckpoint(dirpath=out, filename="last", monitor=None, save_top_k=1, save_on_exception=True,
                            enable_version_counter=False)
+    bar, progress_callbacks = progress_setup(run.progress)  # piped: one line per epoch, no bar
     trainer = L.Trainer(
         max_epochs=run.epochs, accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy,
-        deterministic=True, logger=CSVLogger(save_dir=out, name="logs"), enable_progress_bar=run.progress,
+        deterministic=True, logger=make_loggers(run.logger, out), enable_progress_bar=bar,
         enable_model_summary=False, log_every_n_steps=10, num_sanity_val_steps=0,
-        callbacks=[best, last, EarlyStopping(monitor="val_oa", mode="max", patience=run.patience)],
+        callbacks=[best, last, EarlyStopping(monitor="val_oa", mode="max", patience=run.patience),
+                   *progress_callbacks],
     )
     return trainer, best, last
 

@@ -8,13 +8,22 @@ defined once here, with its description, and ``hsi train`` builds its flags from
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
 
 from hsi._checks import check_int, is_int
 from hsi.errors import OptionError
 
-__all__ = ["RunOptions", "parse_devices"]
+__all__ = ["RunOptions", "parse_devices", "tensorboard_available"]
+
+#: What ``--logger`` accepts.
+LOGGERS = ("csv", "tensorboard")
+
+
+def tensorboard_available() -> bool:
+    """True when Lightning's ``TensorBoardLogger`` can write: ``tensorboard`` or ``tensorboardX`` is installed."""
+    return any(importlib.util.find_spec(name) is not None for name in ("tensorboard", "tensorboardX"))
 
 
 def parse_devices(value: str | int | list[int]) -> int | str | list[int]:
@@ -65,7 +74,10 @@ class RunOptions:
     resume : str | None
         Checkpoint to continue training from (e.g. <out>/last.ckpt); data and model settings come from it.
     progress : bool
-        Show the progress bar.
+        Show progress: the bar on a terminal, one line per epoch on stderr when piped.
+    logger : Literal["csv", "tensorboard"]
+        Training logs in <out>/logs: csv (metrics.csv), or tensorboard (TensorBoard event files in
+        logs/tensorboard, beside the CSV logs that curves.png is drawn from; needs the tensorboard extra).
     """
 
     epochs: int = 20
@@ -79,6 +91,7 @@ class RunOptions:
     overwrite: bool = False
     resume: str | None = None
     progress: bool = True
+    logger: Literal["csv", "tensorboard"] = "csv"
 
     def __post_init__(self) -> None:
         check_int("epochs", self.epochs, 1)
@@ -88,6 +101,11 @@ class RunOptions:
         if not is_int(self.seed) or not 0 <= self.seed < 2**32:
             raise OptionError("seed", self.seed, "an integer from 0 to 2**32 - 1")
         parse_devices(self.devices)
+        if self.logger not in LOGGERS:
+            raise OptionError("logger", self.logger, "one of " + ", ".join(LOGGERS))
+        if self.logger == "tensorboard" and not tensorboard_available():
+            raise OptionError("logger", self.logger, 'TensorBoard is not installed: pip install '
+                              '"hsi-lightning[tensorboard]" (or use --logger csv)')
 
     @property
     def lightning_devices(self) -> int | str | list[int]:

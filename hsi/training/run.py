@@ -26,6 +26,7 @@ from typing import Any
 import lightning as L
 import torch
 
+from hsi._quiet import quiet_lightning
 from hsi.classical import CLASSICAL_MODELS
 from hsi.data import HSIDataModule
 from hsi.training.backend import RunBackend, Settings
@@ -42,20 +43,6 @@ log = logging.getLogger("hsi.training")
 
 #: set by rank 0 for the processes Lightning's DDP launcher starts, so every rank uses one (staging) folder
 OUT_ENV = "HSI_RUN_OUT"
-
-
-class _NoTips(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return "Tip:" not in str(record.msg)
-
-
-def quiet_lightning(level: int = logging.INFO) -> None:
-    """Drop Lightning's advertising lines ("Tip: try litlogger..."); keep messages at ``level`` and up."""
-    for name in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero"):
-        logger = logging.getLogger(name)
-        logger.setLevel(level)
-        if not any(isinstance(f, _NoTips) for f in logger.filters):
-            logger.addFilter(_NoTips())
 
 
 def backend_for(model: str) -> RunBackend:

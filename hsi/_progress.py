@@ -1,0 +1,93 @@
+"""Progress on stderr: a tqdm bar on a terminal, a few short lines when piped.
+
+:func:`progress_bar` is the one way the package shows progress (inference tiles, cache
+builds, conversions): on a terminal it is a ``tqdm`` bar that redraws in place; piped to a
+file it is a ``tqdm`` line with a newline every ``every`` of the total (10 % by default), so a
+long job writes at most a dozen short lines instead of a bar redrawn thousands of times.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import IO, Any
+
+from tqdm import tqdm
+
+__all__ = ["LineProgress", "is_terminal", "progress_bar"]
+
+
+def is_terminal(stream: IO[str] | None = None) -> bool:
+    """True when ``stream`` (default: stderr) is an interactive terminal."""
+    stream = sys.stderr if stream is None else stream
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # a closed or file-like stream without isatty
+        return False
+
+
+class LineProgress:
+    """A ``tqdm``-like counter that prints one tqdm-formatted line per ``every`` of ``total``.
+
+    Parameters
+    ----------
+    total : int
+        Steps in all.
+    desc : str
+        What is counted ("tiles").
+    unit : str
+        Name of one step.
+    every : float
+        Fraction of ``total`` between two lines (the last step always prints one).
+    stream : file, optional
+        Where the lines go (default: stderr).
+    """
+
+    def __init__(self, total: int, desc: str = "", unit: str = "it", every: float = 0.1,
+                 stream: IO[str] | None = None) -> None:
+        self.total, self.desc, self.unit, self.n = int(total), desc, unit, 0
+        self.step = max(1, int(round(self.total * every)))
+        self.stream = sys.stderr if stream is None else stream
+        self.started = time.perf_counter()
+        self._next = self.step
+
+    def update(self, n: int = 1) -> None:
+        """Count ``n`` more steps; print a line when the next ``every`` of the total is reached."""
+        self.n += n
+        if self.n >= self._next or self.n >= self.total:
+            while self._next <= self.n:
+                self._next += self.step
+            meter = tqdm.format_meter(self.n, self.total, time.perf_counter() - self.started, ncols=80,
+                                      prefix=self.desc, unit=self.unit, ascii=True)  # any log encoding
+            print(meter, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """Nothing to clear (the lines stay)."""
+
+    def __enter__(self) -> LineProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def progress_bar(total: int, desc: str, unit: str = "it", show: bool = True, terminal: bool | None = None,
+                 **kwargs: Any) -> tqdm | LineProgress:
+    """A progress counter over ``total`` steps on stderr (``update(n)``, ``close()``).
+
+    Parameters
+    ----------
+    total : int
+        Steps in all.
+    desc, unit : str
+        Label and step name.
+    show : bool
+        False: a disabled bar that prints nothing.
+    terminal : bool, optional
+        True: a redrawn tqdm bar; False: :class:`LineProgress` lines (None: decided by whether stderr is a terminal).
+    **kwargs
+        Passed to ``tqdm`` (e.g. ``leave=False``).
+    """
+    if show and not (is_terminal() if terminal is None else terminal):
+        return LineProgress(total, desc, unit)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not show, dynamic_ncols=True, **kwargs)
