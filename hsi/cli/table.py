@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from hsi.cli.options import OptionSpec
 
-__all__ = ["REGENERATE", "annotation_text", "live_specs", "live_table", "parse_annotation", "render", "table_specs", "write_table"]
+__all__ = ["REGENERATE", "annotation_text", "live_group", "live_specs", "live_table", "parse_annotation", "render", "table_specs", "write_table"]
 
 #: the command that rewrites the table
 REGENERATE = "python -m hsi.cli.table"
@@ -112,12 +112,19 @@ def live_specs() -> dict[str, list[OptionSpec]]:
             model_specs[i] = replace(spec, annotation=Literal[names],  # type: ignore[valid-type]
                                      help=spec.help + " or a classical per-pixel baseline: " + ", ".join(CLASSICAL_MODELS))
     return {
-        "train.data": option_specs(HSIDataModule, exclude=TRAIN_DATA_EXCLUDED),
+        "data": option_specs(HSIDataModule),  # each command leaves out what it sets itself (table_specs)
         "train.model": model_specs,
         "train.run": option_specs(RunOptions),
-        "doctor.data": option_specs(HSIDataModule, exclude=DOCTOR_DATA_EXCLUDED),  # the roles' names, as hsi train
         "infer.options": option_specs(InferOptions),
     }
+
+
+def live_group(group: str) -> list[OptionSpec]:
+    """One group of :func:`table_specs`, read from the signatures instead of the table (imports torch)."""
+    specs = live_specs()
+    if group in _DATA_GROUPS:
+        return [spec for spec in specs["data"] if spec.param not in _DATA_GROUPS[group]]
+    return specs[group]
 
 
 def live_table() -> dict[str, Any]:
@@ -149,10 +156,20 @@ def _spec(row: dict[str, Any]) -> OptionSpec:
     return OptionSpec(row["param"], row["name"], parse_annotation(row["annotation"]), default, row["help"])
 
 
+#: data options each command sets itself, by group name of :func:`table_specs`
+_DATA_GROUPS = {"train.data": TRAIN_DATA_EXCLUDED, "doctor.data": DOCTOR_DATA_EXCLUDED}
+
+
 def table_specs(group: str) -> list[OptionSpec]:
-    """The specs of one group of the table (``train.data``, ``train.model``, ``train.run``, ``doctor.data``, ``infer.options``)."""
+    """The specs of one group (``train.data``, ``train.model``, ``train.run``, ``doctor.data``, ``infer.options``).
+
+    ``train.data`` and ``doctor.data`` are the table's one ``data`` group less the options
+    that command sets itself.
+    """
     from hsi.cli._option_table import TABLE
 
+    if group in _DATA_GROUPS:
+        return [_spec(row) for row in TABLE["options"]["data"] if row["param"] not in _DATA_GROUPS[group]]
     return [_spec(row) for row in TABLE["options"][group]]
 
 
