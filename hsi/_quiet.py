@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import warnings
+from typing import Any
 
 __all__ = ["LIGHTNING_LOGGERS", "NOISE", "quiet_lightning"]
 
@@ -52,3 +53,26 @@ def quiet_lightning(verbose: bool = False) -> None:
         warnings.filterwarnings("ignore", message=pattern)
     for category in (DeprecationWarning, FutureWarning):
         warnings.filterwarnings("ignore", category=category, module=r"(lightning|torch|torchmetrics)(\.|$)")
+
+
+def one_line_warnings() -> None:
+    """Show the package's own warnings as one line ``warning: ...`` (other warnings keep Python's format).
+
+    Python's format names the file and line inside ``hsi`` that raised the warning and
+    prints that source line: noise to a user of the command, who needs only the message.
+    """
+    import hsi.errors
+
+    previous = warnings.formatwarning
+    if getattr(previous, "_hsi_one_line", False):
+        return
+    own = tuple(v for v in vars(hsi.errors).values() if isinstance(v, type) and issubclass(v, Warning))
+
+    def format_warning(message: Any, category: type[Warning], filename: str, lineno: int, line: str | None = None) -> str:
+        if issubclass(category, own):
+            return "warning: " + " ".join(str(message).split()) + "\n"
+        return previous(message, category, filename, lineno, line)
+
+    format_warning._hsi_one_line = True  # type: ignore[attr-defined]
+    warnings.formatwarning = format_warning
+

@@ -159,3 +159,11 @@ class FileAccessError(HSIError, OSError):
 
 class MissingFileError(HSIError, FileNotFoundError):
     """A file that ``hsi`` wrote and is asked to read back (a saved pipeline, a classical model) is not there."""
+
+
+class GeoRefError(CubeFormatError):
+    """A georeference that cannot be used: a transform without a CRS, a rotated grid, or two files on different grids."""
+
+
+class CollectionError(HSIError, ValueError):
+    """A scene collection (``scenes=``, its YAML file or pack) that cannot be used: unknown keys, duplicate names, bands or classes that do not combine."""

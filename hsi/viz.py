@@ -6,6 +6,7 @@ the Agg renderer (``Figure.savefig``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from hsi.errors import OptionError, ShapeMismatchError
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from hsi.io.georef import GeoRef
     from hsi.preprocess.split import Split
 
 __all__ = [
@@ -169,21 +171,138 @@ def _save_png(fig: Figure, path: str | Path) -> None:
 MAX_DRAWN_SIDE = 1200
 
 
+def _decimation_step(shape: tuple[int, ...]) -> int:
+    """The ``n`` of :func:`_decimate` for an image of ``shape``: 1 when it is drawn whole."""
+    return max(1, -(-max(shape[:2]) // MAX_DRAWN_SIDE))
+
+
 def _decimate(image: np.ndarray) -> np.ndarray:
     """Every ``n``-th row and column so that no side exceeds :data:`MAX_DRAWN_SIDE` (nearest pixels)."""
-    step = -(-max(image.shape[:2]) // MAX_DRAWN_SIDE)
+    step = _decimation_step(image.shape)
     return image if step <= 1 else image[::step, ::step]
 
 
-def _image_figure(h: int, w: int, extra_width: float) -> tuple[Figure, Any]:
+def _image_figure(h: int, w: int, extra_width: float, georef: GeoRef | None = None) -> tuple[Figure, Any]:
+    """A figure and axes for an ``h`` x ``w`` image, ticks off; with ``georef``, shaped in map units."""
     from matplotlib.figure import Figure
 
+    if georef is not None:  # the map's shape (non-square pixels), and room for the coordinate labels
+        h, extra_width = h * abs(georef.transform[4] / georef.transform[0]), extra_width + 0.6
     height = 6.0
     fig = Figure(figsize=(min(20.0, height * w / max(h, 1) + extra_width), height), dpi=100)
     ax = fig.subplots()
     ax.set_xticks([])
     ax.set_yticks([])
     return fig, ax
+
+
+#: font size (pt) of map coordinate tick labels
+MAP_TICK_FONTSIZE = 8
+#: estimated width (inches) of one character of a tick label at :data:`MAP_TICK_FONTSIZE`
+#: (a DejaVu Sans digit is 0.64 em), and the least free space (inches) between two labels
+_TICK_CHAR_IN, _TICK_GAP_IN = 0.075, 0.3
+
+
+def _show(ax: Any, drawn: np.ndarray, shape: tuple[int, ...], georef: GeoRef | None, **kwargs: Any) -> Any:
+    """``ax.imshow`` of ``drawn``, the :func:`_decimate`-d image of a map of ``shape``.
+
+    With ``georef`` the image is placed in map coordinates: drawn pixel ``i`` covers original
+    pixels ``step * i`` to ``step * (i + 1)``, so its extent is computed from the decimation
+    step (not from ``shape``), and the axes are cut to the map's own extent. Ticks then mark
+    true map coordinates however the image was decimated.
+    """
+    if georef is None:
+        return ax.imshow(drawn, interpolation="nearest", **kwargs)
+    step = _decimation_step(shape)
+    a, _, c, _, e, f = georef.transform
+    rows, cols = drawn.shape[:2]
+    image = ax.imshow(drawn, interpolation="nearest", extent=(c, c + a * step * cols, f + e * step * rows, f),
+                      **kwargs)
+    ax.set_xlim(c, c + a * shape[1])
+    ax.set_ylim(f + e * shape[0], f)
+    return image
+
+
+def _crs_axes(crs: str | None) -> tuple[bool, str, str]:
+    """``(geographic, x label, y label)`` of a WKT CRS ("Easting (m)", or "Longitude" in degrees).
+
+    rasterio reads the CRS when it can; without rasterio, or for a WKT it cannot parse, the
+    WKT's first keyword tells geographic from projected, and the unit stays unnamed.
+    """
+    geographic, unit = False, "unknown"
+    if crs is not None:
+        try:
+            from rasterio.crs import CRS
+
+            parsed = CRS.from_wkt(crs)
+            geographic, unit = bool(parsed.is_geographic), str(parsed.linear_units or "unknown")
+        except (ImportError, ValueError):  # rasterio's CRSError is a ValueError
+            geographic = re.match(r"\s*(GEOGCS|GEOGCRS)\b", crs) is not None
+    if geographic:
+        return True, "Longitude", "Latitude"
+    unit = {"metre": "m", "meter": "m"}.get(unit.lower(), "ft" if "foot" in unit.lower() else unit)
+    suffix = "" if unit.lower() == "unknown" else f" ({unit})"
+    return False, f"Easting{suffix}", f"Northing{suffix}"
+
+
+def _tick_labels(values: np.ndarray, geographic: bool) -> list[str]:
+    """Labels of tick ``values`` with as few decimals as they need: "612,740", or "37.75°" in degrees."""
+    decimals = next((d for d in range(10)
+                     if np.all(np.abs(values * 10.0**d - np.round(values * 10.0**d)) < 1e-6)), 10)
+    values = np.round(values, decimals)
+    values = np.where(values == 0, 0.0, values)  # no "-0"
+    if geographic:
+        return [f"{v:.{decimals}f}\N{DEGREE SIGN}" for v in values]
+    return [f"{v:,.{decimals}f}" for v in values]
+
+
+def _fitting_ticks(lim: tuple[float, float], length_in: float, geographic: bool) -> tuple[np.ndarray, list[str]]:
+    """Round-number ticks within ``lim`` on an axis ``length_in`` inches long, with their labels.
+
+    The most ticks (at most 7) whose labels, laid along the axis, leave :data:`_TICK_GAP_IN`
+    between neighbours; a single tick when even two do not fit.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    lo, hi = sorted(lim)
+    eps = 1e-9 * (hi - lo)
+    for nbins in range(6, 0, -1):
+        values = MaxNLocator(nbins, steps=[1, 2, 2.5, 5, 10], min_n_ticks=1).tick_values(lo, hi)
+        values = values[(values >= lo - eps) & (values <= hi + eps)]
+        labels = _tick_labels(values, geographic)
+        if len(values) < 2:
+            return values, labels
+        spacing = (values[1] - values[0]) / (hi - lo) * length_in
+        if spacing >= max(map(len, labels)) * _TICK_CHAR_IN + _TICK_GAP_IN:
+            return values, labels
+    return values[:1], labels[:1]
+
+
+def _finish(fig: Figure, ax: Any, title: str, georef: GeoRef | None) -> None:
+    """Title and layout; with ``georef`` also the CRS name, axis labels and map coordinate ticks.
+
+    Ticks are fitted to the axes' size twice: once to lay the labels out, then again for
+    the axis lengths that layout leaves, so that labels never crowd on small or wide maps.
+    """
+    if georef is None:
+        ax.set_title(title)
+        fig.tight_layout()
+        return
+    geographic, xlabel, ylabel = _crs_axes(georef.crs)
+    crs = georef.crs_name or ("unknown CRS" if georef.crs is None else "unnamed CRS")
+    ax.set_title(f"{title}\n{crs}")
+    ax.set_xlabel(xlabel, fontsize=9)
+    ax.set_ylabel(ylabel, fontsize=9)
+    ax.tick_params(labelsize=MAP_TICK_FONTSIZE)
+    for _ in range(2):
+        fig.tight_layout()
+        ax.apply_aspect()
+        box = ax.get_position()
+        xticks, xlabels = _fitting_ticks(ax.get_xlim(), box.width * fig.get_figwidth(), geographic)
+        yticks, ylabels = _fitting_ticks(ax.get_ylim(), box.height * fig.get_figheight(), geographic)
+        ax.set_xticks(xticks, xlabels)
+        ax.set_yticks(yticks, ylabels, rotation=90, va="center")
+    fig.tight_layout()
 
 
 def class_map_rgb(labels: Any, palette: Any, background: Any | None = None,
@@ -226,7 +345,8 @@ def _same_shape(mask: Any, labels: np.ndarray, what: str) -> np.ndarray:
 
 
 def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str | Path | None = None, *,
-                   background: Any | None = None, nodata: Any | None = None, title: str | None = None) -> Figure:
+                   background: Any | None = None, nodata: Any | None = None, title: str | None = None,
+                   georef: GeoRef | None = None) -> Figure:
     """Draw a classification map with a legend of class names in the scene's palette.
 
     Parameters
@@ -244,6 +364,10 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
         No-data pixels (label 0, never classified), drawn in :data:`NODATA_COLOR` and named
         in the legend with their count.
     title : str, optional
+    georef : GeoRef, optional
+        The map's georeference: the axes then show easting/northing (or longitude/latitude)
+        ticks at true map coordinates, and the title names the CRS. Without it the image
+        has no ticks.
 
     Returns
     -------
@@ -255,10 +379,9 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
     table = np.asarray(palette, dtype=np.uint8)
     if len(table) != len(class_names) + 1:
         raise ShapeMismatchError(f"plot_class_map: palette has {len(table)} rows, expected K + 1 = {len(class_names) + 1}")
-    fig, ax = _image_figure(*lab.shape, 3.0)
-    ax.imshow(class_map_rgb(_decimate(lab), table, None if background is None else _decimate(np.asarray(background)),
-                            None if nodata is None else _decimate(np.asarray(nodata))),
-              interpolation="nearest")
+    fig, ax = _image_figure(*lab.shape, 3.0, georef)
+    _show(ax, class_map_rgb(_decimate(lab), table, None if background is None else _decimate(np.asarray(background)),
+                            None if nodata is None else _decimate(np.asarray(nodata))), lab.shape, georef)
     counts = np.bincount(lab.ravel().astype(np.int64), minlength=len(table))
     n_nodata = 0 if nodata is None else int(np.count_nonzero(nodata))
     handles = [Patch(facecolor=table[k] / 255, edgecolor="black", label=f"{name} ({counts[k]})")
@@ -273,8 +396,7 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
         handles.append(Patch(facecolor=(0.5, 0.5, 0.5), edgecolor="black", hatch="//",
                              label="dimmed: background in ground truth"))
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    ax.set_title(title or "classification map")
-    fig.tight_layout()
+    _finish(fig, ax, title or "classification map", georef)
     if path is not None:
         _save_png(fig, path)
     return fig
@@ -317,27 +439,34 @@ def stretch_rgb(bands: Any, low: float = 2.0, high: float = 98.0) -> np.ndarray:
     return out
 
 
-def plot_false_color(bands: Any, path: str | Path | None = None, *, title: str | None = None) -> Figure:
-    """Draw an ``(H, W, 3)`` red/green/blue band stack, percentile-stretched (:func:`stretch_rgb`)."""
+def plot_false_color(bands: Any, path: str | Path | None = None, *, title: str | None = None,
+                     georef: GeoRef | None = None) -> Figure:
+    """Draw an ``(H, W, 3)`` red/green/blue band stack, percentile-stretched (:func:`stretch_rgb`).
+
+    With ``georef`` the axes show map coordinates and the title names the CRS, as in
+    :func:`plot_class_map`.
+    """
     rgb = stretch_rgb(bands)  # percentiles of every pixel, then drawn decimated
-    fig, ax = _image_figure(*rgb.shape[:2], 0.5)
-    rgb = _decimate(rgb)
-    ax.imshow(rgb, interpolation="nearest")
-    ax.set_title(title or "false colour")
-    fig.tight_layout()
+    fig, ax = _image_figure(*rgb.shape[:2], 0.5, georef)
+    _show(ax, _decimate(rgb), rgb.shape, georef)
+    _finish(fig, ax, title or "false colour", georef)
     if path is not None:
         _save_png(fig, path)
     return fig
 
 
-def plot_confidence(confidence: Any, path: str | Path | None = None, *, title: str | None = None) -> Figure:
-    """Draw an ``(H, W)`` map of the largest class probability, 0 to 1, with a colour bar."""
+def plot_confidence(confidence: Any, path: str | Path | None = None, *, title: str | None = None,
+                    georef: GeoRef | None = None) -> Figure:
+    """Draw an ``(H, W)`` map of the largest class probability, 0 to 1, with a colour bar.
+
+    With ``georef`` the axes show map coordinates and the title names the CRS, as in
+    :func:`plot_class_map`.
+    """
     conf = np.asarray(confidence, dtype=np.float32)
-    fig, ax = _image_figure(*conf.shape, 1.5)
-    im = ax.imshow(_decimate(conf), cmap="viridis", vmin=0.0, vmax=1.0, interpolation="nearest")
+    fig, ax = _image_figure(*conf.shape, 1.5, georef)
+    im = _show(ax, _decimate(conf), conf.shape, georef, cmap="viridis", vmin=0.0, vmax=1.0)
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="max probability")
-    ax.set_title(title or f"confidence (mean {float(np.nanmean(conf)):.3f})")
-    fig.tight_layout()
+    _finish(fig, ax, title or f"confidence (mean {float(np.nanmean(conf)):.3f})", georef)
     if path is not None:
         _save_png(fig, path)
     return fig

@@ -1,4 +1,4 @@
-"""The ``hsi`` command: ``hsi train``, ``hsi infer``, ``hsi inspect``, ``hsi scenes``, ... (and ``python -m hsi``).
+"""The ``hsi`` command: ``hsi train``, ``hsi evaluate``, ``hsi infer``, ``hsi inspect``, ``hsi scenes``, ... (and ``python -m hsi``).
 
 Each subcommand is a module of this package with ``HELP`` (one line), ``add_arguments(parser)``
 and ``run(args) -> int``; :data:`COMMANDS` lists them. Every expected failure (an
@@ -28,10 +28,11 @@ COMMANDS = {
     "scenes": "hsi.cli.scenes",
     "convert": "hsi.cli.convert",
     "doctor": "hsi.cli.doctor",
+    "evaluate": "hsi.cli.evaluate",
 }
 
 #: commands that run Lightning: quiet unless --verbose (:func:`hsi._quiet.quiet_lightning`)
-VERBOSE_COMMANDS = ("train", "infer", "doctor")
+VERBOSE_COMMANDS = ("train", "infer", "doctor", "evaluate")
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -60,8 +61,8 @@ def describe_error(err: BaseException, flags: dict[str, str]) -> str:
 def build_parser(command: str | None = None) -> CommandParser:
     """The ``hsi`` parser with one subparser per command; only ``command``'s gets its options.
 
-    ``hsi train``, ``infer`` and ``doctor`` build theirs from the checked-in option table
-    (:mod:`hsi.cli.table`), so parsing imports neither torch nor Lightning; those three also
+    ``hsi train``, ``evaluate``, ``infer`` and ``doctor`` build theirs from the checked-in option
+    table (:mod:`hsi.cli.table`), so parsing imports neither torch nor Lightning; those four also
     get ``--verbose`` (Lightning's banners and warnings, hidden by default).
     """
     import hsi
@@ -88,9 +89,10 @@ def run_command(module: object, args: argparse.Namespace) -> int:
     ``ValueError`` or ``OSError`` from deep inside) is a bug and propagates with its
     traceback, so ``hsi`` / ``python -m hsi`` exit with status 1.
     """
-    from hsi._quiet import quiet_lightning
+    from hsi._quiet import one_line_warnings, quiet_lightning
 
     quiet_lightning(verbose=getattr(args, "verbose", True))  # commands without --verbose are left alone
+    one_line_warnings()
     flags = getattr(module, "FLAGS", lambda: {})()
     try:
         return int(module.run(args) or 0)  # type: ignore[attr-defined]

@@ -23,8 +23,8 @@ TABLE = {'options': {'data': [{'param': 'scene',
                       {'param': 'cube_path',
                        'name': 'cube',
                        'annotation': 'str | None',
-                       'help': 'Train on this cube file instead of a registry scene (.mat, .h5, ENVI .hdr); '
-                               'needs its label map.',
+                       'help': 'Train on this cube file instead of a registry scene (.mat, .h5, ENVI .hdr, '
+                               'GeoTIFF .tif); needs its label map.',
                        'default': None},
                       {'param': 'labels_path',
                        'name': 'labels',
@@ -53,6 +53,22 @@ TABLE = {'options': {'data': [{'param': 'scene',
                        'annotation': 'dict[str, Any] | None',
                        'help': 'Options of the scene loader, e.g. purity=0.8 for unmixing scenes, height=48 '
                                'width=48 bands=20 seed=1 for the synthetic scene.',
+                       'default': None},
+                      {'param': 'ignore_georef',
+                       'name': 'ignore_georef',
+                       'annotation': 'bool',
+                       'help': 'Read the scene without its georeference: a broken one (a transform without a '
+                               'CRS, a rotated grid, a label map on another grid) is then not refused, and '
+                               'the maps carry no map coordinates.',
+                       'default': False},
+                      {'param': 'scenes',
+                       'name': 'scenes',
+                       'annotation': 'str | list[dict[str, Any]] | None',
+                       'help': 'A collection of scenes instead of one: a YAML file (scenes:, split: block or '
+                               'scene, test_scenes:, val_scenes:), a pack .h5 written by `hsi convert '
+                               '--collection`, or a list of entries ({name, scene, root, scene_options} or '
+                               '{name, cube, labels, cube_key, labels_key, layout}, each with optional '
+                               'classes: {its name: collection name}); see hsi.collection.',
                        'default': None},
                       {'param': 'scaling',
                        'name': 'scaling',
@@ -111,6 +127,20 @@ TABLE = {'options': {'data': [{'param': 'scene',
                        'name': 'split_seed',
                        'annotation': 'int | None',
                        'help': 'Seed of the split (None: the same as seed).',
+                       'default': None},
+                      {'param': 'folds',
+                       'name': 'folds',
+                       'annotation': 'int | None',
+                       'help': 'Spatial cross-validation (split=block): the labelled blocks are dealt into '
+                               'this many folds, stratified by class, and fold `fold` is the test split; '
+                               'validation blocks come from the other folds (in the ratio of the train and '
+                               'val fractions) and the buffer is applied as usual (None: no folds; `hsi '
+                               'evaluate` runs every fold).',
+                       'default': None},
+                      {'param': 'fold',
+                       'name': 'fold',
+                       'annotation': 'int | None',
+                       'help': 'The fold tested, from 0 to folds - 1 (with folds).',
                        'default': None},
                       {'param': 'patch_size',
                        'name': 'patch_size',
@@ -301,6 +331,13 @@ TABLE = {'options': {'data': [{'param': 'scene',
                             'annotation': 'str',
                             'help': 'Lightning strategy: auto, ddp, ddp_spawn, ...',
                             'default': 'auto'},
+                           {'param': 'num_nodes',
+                            'name': 'num_nodes',
+                            'annotation': 'int',
+                            'help': "Machines of a multi-node run (Lightning's num_nodes; launch one process "
+                                    'per device on every node with torchrun or srun, devices counting those '
+                                    'of one node).',
+                            'default': 1},
                            {'param': 'out',
                             'name': 'out',
                             'annotation': 'str | None',
@@ -370,8 +407,10 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                {'param': 'batch_size',
                                 'name': 'batch_size',
                                 'annotation': 'int',
-                                'help': 'Windows per forward pass for patch-centre models; tiles per pass '
-                                        'for dense models are always one (the tile itself is the batch).',
+                                'help': 'Most windows per forward pass for patch-centre models (on the CPU '
+                                        "each network's measured best batch is used when it is smaller: "
+                                        ':mod:`hsi.infer.predict`); tiles per pass for dense models are '
+                                        'always one (the tile itself is the batch).',
                                 'default': 512},
                                {'param': 'accelerator',
                                 'name': 'accelerator',
@@ -397,9 +436,20 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                {'param': 'probabilities',
                                 'name': 'probabilities',
                                 'annotation': 'bool',
-                                'help': 'Also write the per-class probabilities, ``(H, W, K)`` float16, to '
-                                        '``probabilities.npy``.',
+                                'help': 'Also write the per-class probabilities: ``(H, W, K)`` float16 '
+                                        '``probabilities.npy`` and/or float32 ``probabilities.tif`` (one '
+                                        'band per class), as ``format`` says.',
                                 'default': False},
+                               {'param': 'format',
+                                'name': 'format',
+                                'annotation': "tuple[Literal['npy', 'envi', 'gtiff'], ...]",
+                                'help': 'Which maps to write: "npy" (labels.npy, confidence.npy), "envi" '
+                                        '(classification.img + .hdr with class names, colours and map info), '
+                                        '"gtiff" (labels.tif, a Cloud-Optimized GeoTIFF with colour table '
+                                        "and class names; confidence.tif), each GeoTIFF with the cube's CRS "
+                                        'and transform. The PNGs, metrics.json and inference.json are always '
+                                        'written.',
+                                'default': ('npy', 'envi', 'gtiff')},
                                {'param': 'mask_unlabeled',
                                 'name': 'mask_unlabeled',
                                 'annotation': 'bool',

@@ -1,13 +1,15 @@
-"""Convert a cube file to chunked HDF5 or to .npy + meta.json, then verify the output against it.
+"""Convert a cube file to chunked HDF5, .npy + meta.json or GeoTIFF, then verify the output against it.
 
 Examples:
   hsi convert samson_1.img.hdr --to h5 samson.h5 --compression gzip
   hsi convert Indian_pines.mat --labels Indian_pines_gt.mat --to h5 indian_pines.h5
   hsi convert scene.hdr --to npy scene_npy/
+  hsi convert samson_1.img.hdr --to gtiff samson.tif      # tiled GeoTIFF with wavelengths, CRS, transform
+  hsi convert --collection scenes.yaml --to h5 pack.h5    # a whole collection in one HDF5 (hsi train --scenes pack.h5)
 
 What is written is what read_cube returns (float32 H x W x C, ascending nm, scale factor
-applied); the output appears under its name only once complete, and is re-opened and
-compared window by window with the source before the command succeeds.
+applied, georeference kept); the output appears under its name only once complete, and is
+re-opened and compared window by window with the source before the command succeeds.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from hsi.io.layout import LAYOUTS
 
-HELP = "convert a cube (and labels) to chunked HDF5 or .npy + meta.json, verified against the source"
+HELP = "convert a cube (and labels) to chunked HDF5, .npy + meta.json or GeoTIFF, verified against the source"
 
 #: inputs larger than this (bytes) get a progress bar on stderr
 PROGRESS_BYTES = 64 << 20
@@ -41,13 +43,18 @@ def _chunks(text: str) -> tuple[int, int, int]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``INPUT --to h5|npy OUT`` and the reading / packing options."""
+    """``INPUT --to h5|npy|gtiff OUT`` and the reading / packing options."""
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = __doc__.split("\n\nWhat")[0]
-    parser.add_argument("input", help="cube file: .mat, .h5/.hdf5, ENVI .hdr (or its binary), ERDAS .lan")
-    parser.add_argument("out", help="the .h5 file (--to h5) or folder (--to npy) to write")
-    parser.add_argument("--to", required=True, choices=["h5", "npy"], help="output format")
-    parser.add_argument("--labels", dest="labels_path", default=None, help="label map file to store with the cube")
+    parser.add_argument("input", help="cube file: .mat, .h5/.hdf5, ENVI .hdr (or its binary), ERDAS .lan, GeoTIFF")
+    parser.add_argument("out", help="the .h5 file (--to h5), folder (--to npy) or .tif file (--to gtiff) to write")
+    parser.add_argument("--collection", action="store_true",
+                        help="INPUT is a collection of scenes (a YAML file, as hsi train --scenes reads): pack it into "
+                        "one .h5 file, a group per scene (hsi.collection.pack)")
+    parser.add_argument("--to", required=True, choices=["h5", "npy", "gtiff"],
+                        help="output format (gtiff: tiled, deflated, with wavelength metadata, CRS and transform)")
+    parser.add_argument("--labels", dest="labels_path", default=None,
+                        help="label map file to store with the cube (h5 and npy only)")
     parser.add_argument("--key", default=None, help="cube variable / dataset in INPUT (default: discovered)")
     parser.add_argument("--labels-key", default=None, help="label variable / dataset (default: discovered)")
     parser.add_argument("--layout", default=None, choices=LAYOUTS,
@@ -66,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
     """Convert, verify, print the report."""
     from hsi.io.convert import convert
 
+    if args.collection:
+        return _run_collection(args)
+
     show = args.progress
     if show is None:
         given = Path(args.input)  # an ENVI header's binary sits beside it, with or without an extension
@@ -77,6 +87,22 @@ def run(args: argparse.Namespace) -> int:
         n_windows=args.n_windows, progress=bool(show),
     )
     print(report.summary())
+    return 0
+
+
+def _run_collection(args: argparse.Namespace) -> int:
+    """``--collection FILE --to h5 PACK``: :func:`hsi.collection.pack.pack_collection`."""
+    from hsi.cli import UsageError
+    from hsi.collection.pack import pack_collection
+
+    if args.to != "h5":
+        raise UsageError("--collection packs into one HDF5 file: hsi convert --collection FILE.yaml --to h5 PACK.h5")
+    for flag in ("labels_path", "key", "labels_key", "layout", "chunks", "compression"):
+        if getattr(args, flag) is not None:
+            raise UsageError(f"--{FLAGS()[flag].lstrip('-')}: not with --collection (each scene entry names its own "
+                             "files and keys)")
+    out = pack_collection(args.input, args.out, overwrite=args.overwrite)
+    print(f"packed {args.input} into {out}")
     return 0
 
 

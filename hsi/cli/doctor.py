@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 HELP = "check a data pipeline (batches, spectra, overfit, normalization, tiled inference): PASS/FAIL + figures"
 
@@ -67,7 +68,7 @@ def make_datamodule(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the checks, print each result as it ends; 1 when any fails."""
+    """Run the checks (on every scene of a collection, one after the other), print each result as it ends; 1 when any fails."""
     from hsi.doctor import default_model_factory, run_checks
 
     datamodule = make_datamodule(args)
@@ -75,11 +76,52 @@ def run(args: argparse.Namespace) -> int:
     def show(result) -> None:
         print(result.format(), flush=True)
 
-    results = run_checks(datamodule, args.out, default_model_factory(args.model), args.checks, on_result=show)
-    failed = [r.name for r in results if not r.passed]
-    print(f"\n{len(results) - len(failed)} of {len(results)} checks passed"
+    failed: list[str] = []
+    total = 0
+    for name, scene_dm, out in _scenes_to_check(datamodule, args.out):
+        if name is not None:
+            print(f"\nscene {name}:", flush=True)
+        results = run_checks(scene_dm, out, default_model_factory(args.model), args.checks, on_result=show)
+        total += len(results)
+        failed += [r.name if name is None else f"{name}/{r.name}" for r in results if not r.passed]
+    print(f"\n{total - len(failed)} of {total} checks passed"
           + (f"; FAILED: {', '.join(failed)}" if failed else "") + f"; figures in {args.out}")
     return 1 if failed else 0
+
+
+def _scenes_to_check(datamodule: Any, out: Path) -> list[tuple[str | None, Any, Path]]:
+    """``(name, DataModule, figure folder)`` of each scene to check: the one scene, or every scene of a collection.
+
+    The doctor's checks read one cube and one split, so a collection's scenes are checked one
+    by one, each with the collection's data options and its own block split.
+
+    Raises
+    ------
+    OptionError
+        A scene held in a pack file (its cube is inside the pack: check the files it was packed from).
+    """
+    if not getattr(datamodule, "is_collection", False):
+        return [(None, datamodule, out)]
+    from hsi.collection import read_collection
+    from hsi.data import HSIDataModule
+    from hsi.errors import OptionError
+
+    collection = read_collection(datamodule.hparams["scenes"])
+    shared = {k: v for k, v in datamodule.hparams.items() if k not in _SOURCE_ARGUMENTS}
+    shared["split"] = "block"  # each scene on its own: a held-out-scene split has nothing to hold out
+    checked = []
+    for entry in collection.entries:
+        named = entry.datamodule_arguments()
+        if not named:
+            raise OptionError("scenes", entry.name, "scenes with their own files for hsi doctor; this one lives in the "
+                              f"pack {entry.pack}: check the files it was packed from")
+        checked.append((entry.name, HSIDataModule(**shared, **named), out / entry.name))
+    return checked
+
+
+#: the DataModule arguments that name a scene, replaced by each collection entry's
+_SOURCE_ARGUMENTS = ("scenes", "scene", "root", "scene_options", "cube_path", "labels_path", "cube_key",
+                     "labels_key", "layout", "test_labels_path", "test_labels_key")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,11 +6,14 @@ Examples:
   hsi infer --checkpoint best.ckpt --cube big_scene.h5 --out maps/big --tile 512 --probabilities
   hsi infer --checkpoint best.ckpt --cube scene.hdr --labels gt.mat --out maps/s --mask-unlabeled
   hsi infer --checkpoint runs/<svm run>/model.npz --scene indian_pines --out maps/ip-svm
+  hsi infer --checkpoint best.ckpt --cube enmap.tif --out maps/e --format gtiff   # GeoTIFF maps only
 
-Writes into --out: labels.npy, the map as PNG with a legend, a false-colour composite, a
-confidence PNG, an ENVI classification file (opens in ENVI and QGIS with class names and
-colours) and, with ground truth, metrics.json. The tiling, blending and device flags are
-generated from hsi.infer.InferOptions.
+Writes into --out: the map as PNG with a legend, a false-colour composite, a confidence
+PNG, and, as --format chooses (default all three): npy (labels.npy, confidence.npy), envi
+(an ENVI classification file that opens in ENVI and QGIS with class names, colours and map
+info), gtiff (labels.tif, a Cloud-Optimized GeoTIFF with colour table and class names, and
+confidence.tif, both with the cube's CRS and transform); with ground truth, metrics.json.
+The tiling, blending, device and format flags are generated from hsi.infer.InferOptions.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ def _infer_specs() -> list[OptionSpec]:
 def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
     """Python argument name -> flag, for error messages."""
     flags = {spec.param: spec.flag for spec in _infer_specs()}
-    flags.update({"cube": "--cube", "labels": "--labels", "out": "--out", "checkpoint": "--checkpoint"})
+    flags.update({"cube": "--cube", "scenes": "--scenes", "labels": "--labels", "out": "--out", "checkpoint": "--checkpoint",
+                  "ignore_georef": "--ignore-georef"})
     return flags
 
 
@@ -49,13 +53,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = source.add_mutually_exclusive_group()
     where.add_argument("--scene", help="registry scene (its labels are the ground truth); default, with no "
                        "--cube either: the checkpoint's own scene (registry scene, or cube and label files)")
-    where.add_argument("--cube", help="cube file (.mat, .h5, ENVI .hdr, .npy); read window by window")
+    where.add_argument("--cube", nargs="+", help="cube file (.mat, .h5, ENVI .hdr, GeoTIFF .tif, .npy); read window by "
+                       "window; several: each mapped into OUT/<file stem>/ with a summary table (hsi.infer.many)")
+    where.add_argument("--scenes", help="a collection (YAML file or pack .h5, as hsi train --scenes): each scene "
+                       "mapped into OUT/<name>/, scored where it has labels, with a summary table; scenes shared out "
+                       "over the ranks of torchrun / SLURM, completed ones skipped on a re-run")
     source.add_argument("--root", default=None, help="folder of the registry scene's files")
     source.add_argument("--cube-key", default=None, help="variable or dataset name of the cube (default: discovered)")
     source.add_argument("--layout", default=None, choices=LAYOUTS,
                         help="axis order of the stored cube (default: decided from wavelengths and shape)")
     source.add_argument("--labels", default=None, help="ground-truth map for metrics and --mask-unlabeled")
     source.add_argument("--labels-key", default=None, help="variable or dataset name of --labels")
+    source.add_argument("--ignore-georef", action="store_true", default=None,
+                        help="read the cube and labels without their georeference (a broken one is then not "
+                        "refused; the maps carry no map coordinates)")
     source.add_argument("--out", required=True, help="output folder (refused if it holds an earlier map, "
                         "unless --overwrite)")
     add_options(parser.add_argument_group("inference (hsi.infer.InferOptions)"), _infer_specs())
@@ -91,11 +102,31 @@ def run(args: argparse.Namespace) -> int:
 
     names = {spec.name for spec in _infer_specs()}
     options = InferOptions(**{k: v for k, v in vars(args).items() if k in names})
-    result = infer_scene(args.checkpoint, args.cube, scene=args.scene, root=args.root, cube_key=args.cube_key,
+    if args.scenes is not None or (args.cube and len(args.cube) > 1):
+        return _run_many(args, options)
+    result = infer_scene(args.checkpoint, args.cube[0] if args.cube else None, scene=args.scene, root=args.root, cube_key=args.cube_key,
                          layout=args.layout, labels=args.labels, labels_key=args.labels_key, out=args.out,
-                         options=options)
+                         options=options, ignore_georef=args.ignore_georef)
     if result.rank == 0:
         print(_summary(result))
+    return 0
+
+
+def _run_many(args: argparse.Namespace, options: Any) -> int:
+    """Several scenes (``--cube A B C`` or ``--scenes FILE``): :func:`hsi.infer.many.infer_scenes`."""
+    from hsi.cli import UsageError
+    from hsi.infer.many import infer_scenes
+
+    for flag in ("labels", "labels_key", "cube_key", "layout"):
+        if getattr(args, flag, None) is not None:
+            raise UsageError(f"--{flag.replace('_', '-')}: applies to one --cube; for several scenes give each its "
+                             "own in a collection file (--scenes FILE.yaml)")
+    done = infer_scenes(args.checkpoint, args.scenes if args.scenes is not None else args.cube, args.out,
+                        options=options)
+    print(f"rank {done['rank']} of {done['world_size']}: mapped {', '.join(done['mapped']) or 'none'}"
+          f"{'; skipped (complete) ' + ', '.join(done['skipped']) if done['skipped'] else ''}")
+    if done["summary"] is not None:
+        print(f"summary: {done['summary']}")
     return 0
 
 

@@ -246,6 +246,11 @@ def _is_kind(annotation: Any, kinds: tuple[type, ...]) -> bool:
     return any(typing.get_origin(k) in kinds or k in kinds for k in _scalar_types(annotation))
 
 
+def _path_or_items(annotation: Any) -> bool:
+    """``str | list[...]`` (e.g. ``scenes``): one word (a file) on the command line, the items themselves in YAML."""
+    return str in _scalar_types(annotation) and _is_kind(annotation, (list, dict))
+
+
 def _mapping_item(text: str) -> tuple[str, Any]:
     key, sep, value = text.partition("=")
     if not sep or not key.strip():
@@ -296,6 +301,8 @@ def add_options(
         annotation = spec.annotation
         if _scalar_types(annotation) == [bool]:
             parser.add_argument(spec.flag, action=argparse.BooleanOptionalAction, **common)
+        elif _path_or_items(annotation):
+            parser.add_argument(spec.flag, type=str, metavar="FILE", **common)
         elif _is_kind(annotation, (dict,)):
             parser.add_argument(spec.flag, nargs="+", type=_mapping_item, action=_MappingAction,
                                 metavar="NAME=VALUE", **common)
@@ -317,6 +324,8 @@ def yaml_value(spec: OptionSpec, value: Any) -> Any:
         if spec.optional:
             return None
         raise argparse.ArgumentTypeError(f"None: expected {_describe(spec.annotation)}")
+    if _path_or_items(spec.annotation):
+        return value if isinstance(value, (list, dict)) else str(value)
     if _is_kind(spec.annotation, (dict,)):
         if not isinstance(value, dict):
             raise argparse.ArgumentTypeError(f"{value!r}: expected a mapping of names to values")

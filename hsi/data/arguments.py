@@ -46,6 +46,8 @@ AT_LEAST_ONE = integer(1)
 AT_LEAST_ZERO = integer(0)
 BUFFER = integer(0, optional=True, none_means=" (patch_size // 2)")
 SPLIT_SEED = integer(0, optional=True, none_means=" (the seed)")
+FOLDS = integer(2, optional=True, none_means=" (no cross-validation folds)")
+FOLD = integer(0, optional=True, none_means=" (no cross-validation folds)")
 
 
 def check_remove_bands(name: str, value: Any) -> None:
@@ -127,7 +129,24 @@ def _scene_options(name: str) -> list[str] | None:
     return [p.name for p in params if p.kind is p.KEYWORD_ONLY]
 
 
+def _check_folds(h: dict[str, Any]) -> None:
+    """``folds`` and ``fold`` together, on a block split, with ``0 <= fold < folds``."""
+    folds, fold = h.get("folds"), h.get("fold")
+    if folds is None and fold is None:
+        return
+    if h["split"] != "block":
+        raise OptionError("folds" if folds is not None else "fold", folds if folds is not None else fold,
+                          "only with split=block (cross-validation folds are made of blocks)")
+    if folds is None:
+        raise OptionError("folds", None, f"a number of folds >= 2 for fold={fold}")
+    if fold is None:
+        raise OptionError("fold", None, f"the fold to test, from 0 to {folds - 1} (folds={folds})")
+    if fold >= folds:
+        raise OptionError("fold", fold, f"an integer from 0 to {folds - 1} (folds={folds})")
+
+
 def check_combinations(h: dict[str, Any]) -> None:
     """Raise :class:`OptionError` for the first combination of ``HSIDataModule`` arguments that is not allowed."""
     _check_fractions(h["fractions"], h["split"])
+    _check_folds(h)
     _check_source(h)

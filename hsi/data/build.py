@@ -51,7 +51,7 @@ _SPLITS = ("train", "val", "test")
 #: 4: ``predict_on="all"`` leaves no-data pixels out, as whole-scene inference does.
 #: 5: the stored class names and palette follow the scene rule (synthetic ``S-...`` names, Samson
 #: ``Rock, Tree, Water``, :func:`hsi.scenes.palette.scene_palette` colours).
-PREPROCESS_SEMANTICS = 5
+PREPROCESS_SEMANTICS = 6
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,8 @@ class CacheRecipe:
         v = self.values
         fractions, seed = tuple(float(f) for f in v["fractions"]), int(v["split_seed"])
         if v["split"] == "block":
-            return block_split(src.labels, block_size=v["block_size"], fractions=fractions, buffer=v["buffer"], seed=seed)
+            return block_split(src.labels, block_size=v["block_size"], fractions=fractions, buffer=v["buffer"], seed=seed,
+                               n_folds=v.get("folds"), fold=v.get("fold"))
         if v["split"] == "random":
             return random_split(src.labels, fractions=fractions, seed=seed)
         return fixed_split(src.labels, src.test_labels, val_fraction=fractions[1], seed=seed)
@@ -188,6 +189,7 @@ class CacheRecipe:
                 "wavelengths": None if src.wavelengths is None else np.asarray(src.wavelengths).tolist(),
                 "num_bands_in": int(src.cube.shape[2]),
                 "excluded_nonfinite": excluded,
+                "georef": None if src.georef is None else src.georef.to_dict(),
             },
         }
         return arrays, state

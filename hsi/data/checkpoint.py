@@ -1,7 +1,7 @@
 """Checkpoints: reading one, and the ``HSIDataModule`` state that ``state_dict`` writes into it.
 
-The state is JSON only: scene name, class names, palette, label mapping, wavelengths, band
-counts, image shape, patch size, padding, and the split and fitted pipeline, so a
+The state is JSON only: scene name, class names, palette, label mapping, wavelengths, the
+scene's georeference (:meth:`hsi.io.georef.GeoRef.to_dict`), band counts, image shape, patch size, padding, and the split and fitted pipeline, so a
 checkpoint reproduces the data without refitting anything. :func:`read_checkpoint` is the
 one reader of checkpoint files (resume, inference, ``HSICLI``, evaluation): tensors and
 plain values only (``weights_only=True``), so loading a file runs none of its code.
@@ -96,6 +96,7 @@ def make_state(
         "palette": scene["palette"],
         "label_values": list(scene["label_values"]),
         "wavelengths": scene.get("wavelengths"),
+        "georef": scene.get("georef"),
         "num_bands_in": int(scene["num_bands_in"]),
         "num_bands": num_bands,
         "num_classes": len(scene["class_names"]),

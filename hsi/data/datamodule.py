@@ -57,6 +57,8 @@ from hsi.data.arguments import (
     AT_LEAST_ONE,
     AT_LEAST_ZERO,
     BUFFER,
+    FOLD,
+    FOLDS,
     PATCH_SIZE,
     SPLIT_SEED,
     check_combinations,
@@ -103,6 +105,26 @@ def check_trainable_size(num_train: int, num_replicas: int = 1) -> None:
         )
 
 
+@functools.cache
+def collection_class() -> type:
+    """The ``HSIDataModule`` of a collection: :class:`hsi.collection.datamodule.CollectionMixin` before it.
+
+    Named ``HSIDataModule`` (``__qualname__``): Lightning files a DataModule's state in a
+    checkpoint under that name, where every reader of hsi checkpoints looks for it.
+    """
+    from hsi.collection.datamodule import CollectionMixin
+
+    return type("CollectionDataModule", (CollectionMixin, HSIDataModule),
+                {"__qualname__": "HSIDataModule", "__module__": __name__, "__doc__": CollectionMixin.__doc__})
+
+
+def rebuild_collection(state: dict[str, Any]) -> HSIDataModule:
+    """Unpickle a collection's DataModule (its class is not importable by its ``__qualname__``)."""
+    obj = object.__new__(collection_class())
+    obj.__dict__.update(state)
+    return obj
+
+
 class HSIDataModule(pl.LightningDataModule):
     """Patches of a hyperspectral scene for Lightning (or any training loop).
 
@@ -117,7 +139,7 @@ class HSIDataModule(pl.LightningDataModule):
     download : bool
         Fetch a registry scene's missing files from their public URLs (verified, then kept under root).
     cube_path : str | None
-        Train on this cube file instead of a registry scene (.mat, .h5, ENVI .hdr); needs its label map.
+        Train on this cube file instead of a registry scene (.mat, .h5, ENVI .hdr, GeoTIFF .tif); needs its label map.
     labels_path : str | None
         Label map of the cube file (0 = unlabeled).
     cube_key : str | None
@@ -129,6 +151,14 @@ class HSIDataModule(pl.LightningDataModule):
     scene_options : dict[str, Any] | None
         Options of the scene loader, e.g. purity=0.8 for unmixing scenes, height=48 width=48 bands=20 seed=1
         for the synthetic scene.
+    ignore_georef : bool
+        Read the scene without its georeference: a broken one (a transform without a CRS, a rotated grid, a
+        label map on another grid) is then not refused, and the maps carry no map coordinates.
+    scenes : str | list[dict[str, Any]] | None
+        A collection of scenes instead of one: a YAML file (scenes:, split: block or scene, test_scenes:,
+        val_scenes:), a pack .h5 written by `hsi convert --collection`, or a list of entries ({name, scene, root,
+        scene_options} or {name, cube, labels, cube_key, labels_key, layout}, each with optional classes:
+        {its name: collection name}); see hsi.collection.
     scaling : Literal["minmax", "standardize"] | None
         Per-band scaling fitted on the training pixels only (none: no scaling).
     pca : int | float | None
@@ -153,6 +183,13 @@ class HSIDataModule(pl.LightningDataModule):
         Train, val and test fractions (for split=fixed, the val share is taken from the training pixels).
     split_seed : int | None
         Seed of the split (None: the same as seed).
+    folds : int | None
+        Spatial cross-validation (split=block): the labelled blocks are dealt into this many folds, stratified
+        by class, and fold `fold` is the test split; validation blocks come from the other folds (in the ratio
+        of the train and val fractions) and the buffer is applied as usual (None: no folds; `hsi evaluate`
+        runs every fold).
+    fold : int | None
+        The fold tested, from 0 to folds - 1 (with folds).
     patch_size : int
         Side of the square patch around each pixel (odd, >= 1).
     padding : Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"]
@@ -203,6 +240,8 @@ class HSIDataModule(pl.LightningDataModule):
         labels_key: Annotated[str | None, source()] = None,
         layout: Annotated[Layout | None, source()] = None,
         scene_options: Annotated[dict[str, Any] | None, source()] = None,
+        ignore_georef: Annotated[bool, source()] = False,
+        scenes: Annotated[str | list[dict[str, Any]] | None, source()] = None,
         scaling: Annotated[Literal["minmax", "standardize"] | None, recipe()] = "minmax",
         pca: Annotated[int | float | None, recipe(check_pca)] = None,
         remove_bands: Annotated[list[int] | None, recipe(check_remove_bands)] = None,
@@ -213,6 +252,7 @@ class HSIDataModule(pl.LightningDataModule):
         buffer: Annotated[int | None, recipe(BUFFER)] = None,
         fractions: Annotated[tuple[float, float, float], recipe()] = (0.6, 0.2, 0.2),
         split_seed: Annotated[int | None, recipe(SPLIT_SEED)] = None,
+        folds: Annotated[int | None, recipe(FOLDS)] = None, fold: Annotated[int | None, recipe(FOLD)] = None,
         patch_size: Annotated[int, recipe(PATCH_SIZE)] = DEFAULT_PATCH_SIZE,
         padding: Annotated[Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"], recipe()] = "reflect",
         batch_size: Annotated[int, loader(AT_LEAST_ONE)] = 64,
@@ -239,7 +279,7 @@ class HSIDataModule(pl.LightningDataModule):
         self.hparams["pca"] = integral_pca(self.hparams["pca"])
         check_declared(type(self), dict(self.hparams))
         check_combinations(dict(self.hparams))
-        named = {name: self.hparams[name] for name, role in roles(type(self)).items() if role.kind == "source"}
+        named = {n: self.hparams[n] for n, role in roles(type(self)).items() if role.kind == "source" and n != "scenes"}
         self.source = SourceSpec(**{**named, "scene_options": dict(scene_options or {})}, download=bool(download))
         self._override: dict[str, Any] | None = None  # split/pipeline from load_state_dict
         self._expected_classes: list[str] | None = None  # class names of a loaded state
@@ -249,6 +289,9 @@ class HSIDataModule(pl.LightningDataModule):
         self._device_cubes: dict[str, torch.Tensor] = {}
         self._split_obj = None
         self._pipeline_obj = None
+        if scenes is not None:  # a collection of scenes: the methods of hsi.collection.datamodule.CollectionMixin
+            self.__class__ = collection_class()
+            self._open_collection()
 
     # ================================================================== cache
     @property

@@ -91,6 +91,7 @@ class LoadedSource:
     label_values : original ids of classes 1..K
     test_labels : (H, W) int64 second map for ``split="fixed"`` (same numbering), or None
     identity : JSON-able description of where it came from
+    georef : where the cube lies on the map (:class:`hsi.io.georef.GeoRef`), or None
     """
 
     name: str
@@ -102,6 +103,7 @@ class LoadedSource:
     label_values: list[int]
     test_labels: np.ndarray | None
     identity: dict[str, Any]
+    georef: Any = None
 
 
 @dataclass
@@ -119,6 +121,7 @@ class SourceSpec:
     scene_options: dict[str, Any] = field(default_factory=dict)
     test_labels_path: str | None = None
     test_labels_key: str | None = None
+    ignore_georef: bool = False
 
     def __post_init__(self) -> None:
         self.scene_options = dict(self.scene_options or {})
@@ -154,6 +157,7 @@ class SourceSpec:
                 "labels": file_identity(self.labels_path),
                 "labels_key": self.labels_key,
                 "test_labels": test,
+                "ignore_georef": self.ignore_georef,
             }
         return None
 
@@ -187,6 +191,7 @@ def load_source(spec: SourceSpec) -> LoadedSource:
         label_values=values,
         test_labels=None if test_raw is None else _renumber(test_raw, values),
         identity=identity,  # type: ignore[arg-type]
+        georef=None if spec.ignore_georef else scene.cube.meta.get("georef"),
     )
 
 
@@ -196,13 +201,15 @@ def _load_files(spec: SourceSpec, test_raw: np.ndarray | None) -> LoadedSource:
     from hsi.io import read_cube, read_labels
     from hsi.scenes.palette import scene_palette
 
-    cube = read_cube(spec.cube_path, key=spec.cube_key, layout=spec.layout)
+    policy = "ignore" if spec.ignore_georef else "check"
+    cube = read_cube(spec.cube_path, key=spec.cube_key, layout=spec.layout, georef=policy)
     raw = read_labels(spec.labels_path, key=spec.labels_key)
     if raw.shape != cube.data.shape[:2]:
         raise ShapeMismatchError(
             f"labels_path={spec.labels_path!r} has shape {raw.shape}, the cube {spec.cube_path!r} is "
             f"{cube.data.shape[:2]} (H x W)"
         )
+    check_labels_grid(cube.meta.get("georef"), spec.labels_path, spec.labels_key, spec.cube_path, policy)
     present = set(np.unique(raw[raw > 0]).tolist())
     if test_raw is not None:
         present |= set(np.unique(test_raw[test_raw > 0]).tolist())
@@ -217,7 +224,21 @@ def _load_files(spec: SourceSpec, test_raw: np.ndarray | None) -> LoadedSource:
         label_values=values,
         test_labels=None if test_raw is None else _renumber(test_raw, values),
         identity=spec.identity(),  # type: ignore[arg-type]
+        georef=cube.meta.get("georef"),
     )
+
+
+def check_labels_grid(cube_georef: Any, labels_path: Any, labels_key: str | None, cube_name: Any, policy: str) -> None:
+    """Refuse a label file whose georeference puts it on another grid than its cube (:class:`~hsi.errors.GeoRefError`).
+
+    Nothing is compared with ``policy="ignore"``, or when either file has no georeference.
+    """
+    if policy == "ignore" or cube_georef is None:
+        return
+    from hsi.io.georef import check_same_grid
+    from hsi.io.labels import read_label_georef
+
+    check_same_grid(cube_georef, read_label_georef(labels_path, labels_key, georef=policy), str(cube_name), str(labels_path))
 
 
 def _load_scene(spec: SourceSpec) -> tuple[Any, dict[str, Any]]:

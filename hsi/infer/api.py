@@ -77,12 +77,15 @@ def _device(accelerator: str) -> torch.device:
 
 
 def _open_source(model: InferenceModel, cube: Any, scene: str | None, root: str | None, cube_key: str | None,
-                 layout: str | None) -> tuple[SceneSource, np.ndarray | None]:
-    """The scene's source and, for a registry scene, its ground truth."""
+                 layout: str | None, ignore_georef: bool = False) -> tuple[SceneSource, np.ndarray | None]:
+    """The scene's source and, for a registry scene, its ground truth (``ignore_georef``: no georeference read)."""
     if (cube is None) == (scene is None):
         raise OptionError("cube", cube, "give exactly one of cube= (a file or array) and scene= (a registry name)")
     if cube is not None:
-        return open_scene_source(cube, cube_key, layout), None
+        source = open_scene_source(cube, cube_key, layout, georef="ignore" if ignore_georef else "check")
+        if ignore_georef:
+            source.georef = None
+        return source, None
     from hsi.scenes import load_scene
 
     args = {"scene": scene, "root": root, "scene_options": {}}
@@ -91,11 +94,15 @@ def _open_source(model: InferenceModel, cube: Any, scene: str | None, root: str 
         given = {"root": root} if root is not None else {}
         args = restore({**args, **saved, "scene_options": model.scene_options}, given, (), f"checkpoint {model.source}")
     loaded = load_scene(scene, root=args["root"], **(args["scene_options"] or {}))
-    return ArraySource(loaded.cube.data, loaded.cube.wavelengths, f"scene {scene!r}"), loaded.labels
+    georef = None if ignore_georef else loaded.cube.meta.get("georef")
+    if georef is None and not ignore_georef and scene in (model.scene_name, model.data_arguments.get("scene")):
+        georef = model.georef  # recorded at training (a scene regenerated, like synthetic, reads none)
+    return ArraySource(loaded.cube.data, loaded.cube.wavelengths, f"scene {scene!r}", georef), loaded.labels
 
 
 #: the training DataModule's arguments that name its scene (what inference restores without cube= or scene=)
-SOURCE_ARGUMENTS = ("scene", "root", "scene_options", "cube_path", "cube_key", "layout", "labels_path", "labels_key")
+SOURCE_ARGUMENTS = ("scene", "root", "scene_options", "cube_path", "cube_key", "layout", "labels_path", "labels_key",
+                    "ignore_georef")
 
 
 def _checkpoint_scene(model: InferenceModel, given: dict[str, Any]) -> dict[str, Any]:
@@ -113,7 +120,7 @@ def _checkpoint_scene(model: InferenceModel, given: dict[str, Any]) -> dict[str,
     Returns
     -------
     dict
-        ``cube``, ``scene``, ``root``, ``cube_key``, ``layout``, ``labels``, ``labels_key``.
+        ``cube``, ``scene``, ``root``, ``cube_key``, ``layout``, ``labels``, ``labels_key``, ``ignore_georef``.
 
     Raises
     ------
@@ -126,7 +133,8 @@ def _checkpoint_scene(model: InferenceModel, given: dict[str, Any]) -> dict[str,
     saved = {k: model.data_arguments.get(k) for k in SOURCE_ARGUMENTS}
     args = restore(saved, {k: v for k, v in given.items() if v is not None}, (), f"infer: checkpoint {model.source}")
     found = {"cube": None, "scene": None, "root": args["root"], "cube_key": args["cube_key"], "layout": args["layout"],
-             "labels": args["labels_path"], "labels_key": args["labels_key"]}
+             "labels": args["labels_path"], "labels_key": args["labels_key"],
+             "ignore_georef": bool(args.get("ignore_georef"))}
     if args["cube_path"]:
         missing = [str(Path(p).absolute()) for p in (args["cube_path"], args["labels_path"]) if p and not Path(p).exists()]
         if missing:
@@ -154,7 +162,8 @@ def _open_own_scene(model: InferenceModel, found: dict[str, Any]) -> tuple[Scene
     from hsi.scenes.files import resolve_root
 
     try:
-        return _open_source(model, None, found["scene"], found["root"], found["cube_key"], found["layout"])
+        return _open_source(model, None, found["scene"], found["root"], found["cube_key"], found["layout"],
+                            found["ignore_georef"])
     except DatasetNotFoundError as err:
         folder = resolve_root(found["root"])
         raise DatasetNotFoundError(
@@ -164,14 +173,25 @@ def _open_own_scene(model: InferenceModel, found: dict[str, Any]) -> tuple[Scene
         ) from err
 
 
-def _ground_truth(model: InferenceModel, labels: Any, labels_key: str | None, shape: tuple[int, int]) -> np.ndarray:
-    """A label file or array in the training file's ids, renumbered to the checkpoint's ``1..K``."""
+def _ground_truth(model: InferenceModel, labels: Any, labels_key: str | None, source: SceneSource,
+                  ignore_georef: bool) -> np.ndarray:
+    """A label file or array in the training file's ids, renumbered to the checkpoint's ``1..K``.
+
+    Raises
+    ------
+    ShapeMismatchError, GeoRefError
+        The labels are not the cube's size, or lie on another map grid (unless ``ignore_georef``).
+    """
+    from hsi.data.scene_source import check_labels_grid
     from hsi.io import read_labels
 
+    shape = tuple(source.shape[:2])
     name = str(labels) if not isinstance(labels, np.ndarray) else "labels array"
     raw = read_labels(labels, key=labels_key) if not isinstance(labels, np.ndarray) else np.asarray(labels, np.int64)
-    if raw.shape != tuple(shape):
-        raise ShapeMismatchError(f"labels {name}: shape {raw.shape}, the cube is {tuple(shape)} (H x W)")
+    if raw.shape != shape:
+        raise ShapeMismatchError(f"labels {name}: shape {raw.shape}, the cube {source.name} is {shape} (H x W)")
+    if not isinstance(labels, np.ndarray):
+        check_labels_grid(source.georef, labels, labels_key, source.name, "ignore" if ignore_georef else "check")
     out = np.zeros(raw.shape, dtype=np.int64)
     for k, value in enumerate(model.label_values, start=1):
         out[raw == value] = k
@@ -186,7 +206,7 @@ def _ground_truth(model: InferenceModel, labels: Any, labels_key: str | None, sh
 def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, scene: str | None = None,
                 root: str | None = None, cube_key: str | None = None, layout: str | None = None,
                 labels: Any = None, labels_key: str | None = None, out: str | Path | None = None,
-                options: InferOptions | None = None, **kwargs: Any) -> InferResult:
+                options: InferOptions | None = None, ignore_georef: bool | None = None, **kwargs: Any) -> InferResult:
     """Classify every pixel of a scene with a trained checkpoint.
 
     Parameters
@@ -216,6 +236,10 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
     options : InferOptions, optional
         Tiling, blending and device options; ``**kwargs`` override single fields
         (``tile=128, blend="hann"``).
+    ignore_georef : bool, optional
+        Read the cube and labels without georeference (a broken one is then not refused,
+        and the maps carry no map coordinates). None: False, or the checkpoint's own
+        setting for its own scene.
 
     Returns
     -------
@@ -253,20 +277,30 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
     if opts.devices > 1 and out is None:
         raise OptionError("out", None, f"a folder shared by the {opts.devices} processes (devices={opts.devices})")
     model = checkpoint if isinstance(checkpoint, InferenceModel) else load_checkpoint(checkpoint)
+    if cube is None and scene is None and model.data_arguments.get("scenes") is not None:
+        raise OptionError("cube", None, f"a cube file or a registry scene: checkpoint {model.source} was trained on a "
+                          "collection of scenes (hsi.infer.many.infer_scenes, hsi infer --scenes FILE, maps them all)")
     if cube is None and scene is None:  # the checkpoint's own scene, restored from its data arguments
         found = _checkpoint_scene(model, {"root": root, "cube_key": cube_key, "layout": layout,
-                                          "labels_path": labels, "labels_key": labels_key})
+                                          "labels_path": labels, "labels_key": labels_key,
+                                          "ignore_georef": ignore_georef})
         cube, scene, labels, labels_key = found["cube"], found["scene"], found["labels"], found["labels_key"]
+        ignore_georef = found["ignore_georef"]
         source, truth = (_open_own_scene(model, found) if scene is not None
-                         else _open_source(model, cube, None, None, found["cube_key"], found["layout"]))
+                         else _open_source(model, cube, None, None, found["cube_key"], found["layout"], ignore_georef))
     else:
-        source, truth = _open_source(model, cube, scene, root, cube_key, layout)
+        ignore_georef = bool(ignore_georef)
+        source, truth = _open_source(model, cube, scene, root, cube_key, layout, ignore_georef)
     folder, needed = None, None
     try:
+        if model.data_arguments.get("scenes") is not None:  # a collection's checkpoint: the cube onto its band grid
+            from hsi.collection.bands import onto_grid
+
+            source = onto_grid(source, model.wavelengths, model.num_bands_in)
         height, width, n_bands = source.shape
         check_cube(model, n_bands, source.wavelengths, source.name)
         if labels is not None:
-            truth = _ground_truth(model, labels, labels_key, (height, width))
+            truth = _ground_truth(model, labels, labels_key, source, ignore_georef)
         if opts.mask_unlabeled and truth is None:
             raise OptionError("mask_unlabeled", True, "needs ground truth: labels= (or a registry scene=)")
         if out is not None:
@@ -359,17 +393,21 @@ def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, t
     if folder is not None:
         from hsi.infer.write import write_folder
 
+        georef = getattr(source, "georef", None)
         manifest = {"checkpoint": model.source, **describe, "shape": list(source.shape), "class_names": model.class_names,
-                    "options": asdict(opts), "rgb_bands": rgb_bands, "tiles_seconds": times["tiles"]}
+                    "options": asdict(opts), "rgb_bands": rgb_bands, "tiles_seconds": times["tiles"],
+                    "georef": None if georef is None else georef.to_dict()}
         background = None if (truth is None or opts.mask_unlabeled) else truth == 0
         wl = source.wavelengths
         names = [f"{wl[b]:.0f} nm" if wl is not None else f"band {b}" for b in (rgb_bands or [])]
+        held = dict(results.arrays)
         files = write_folder(folder, results, class_names=model.class_names, palette=model.palette,
                              background=background, nodata=results.nodata_mask() if describe["nodata_pixels"] else None,
-                             metrics=metrics, source_header=getattr(source, "header", None),
-                             manifest=manifest, rgb_title="false colour: R/G/B = " + ", ".join(names))
-        arrays = {name: np.load(files[f"{name}.npy"], mmap_mode="r") for name in ("labels", "confidence", "probabilities")
-                  if f"{name}.npy" in files}
+                             metrics=metrics, source_header=getattr(source, "header", None), georef=georef,
+                             formats=opts.format, manifest=manifest, rgb_title="false colour: R/G/B = " + ", ".join(names))
+        # without the npy format the maps' files leave the folder, but the memory maps held here still read
+        arrays = {name: np.load(files[f"{name}.npy"], mmap_mode="r") if f"{name}.npy" in files
+                  else held.get(name) for name in ("labels", "confidence", "probabilities")}
     else:
         arrays = {name: results.arrays.get(name) for name in ("labels", "confidence", "probabilities")}
     total = time.perf_counter() - times["started"]

@@ -11,6 +11,7 @@ rows of the same maps: one creates them (``create=True``), the others open them.
 
 from __future__ import annotations
 
+import mmap
 from pathlib import Path
 
 import numpy as np
@@ -131,6 +132,16 @@ class ResultArrays:
         if "probabilities" in self.arrays:
             self.arrays["probabilities"][rows, cols] = probs
 
+    def write_maps(self, y: int, x: int, labels: np.ndarray, confidence: np.ndarray) -> None:
+        """Store labels and confidence ``(h, w)`` (0 at no-data pixels) whose top-left pixel is ``(y, x)``.
+
+        What :meth:`write_block` stores from probabilities, given already reduced (no
+        probabilities map is kept on this path).
+        """
+        rows, cols = slice(y, y + labels.shape[0]), slice(x, x + labels.shape[1])
+        self.arrays["labels"][rows, cols] = labels
+        self.arrays["confidence"][rows, cols] = confidence
+
     def nodata_mask(self, rows: slice = slice(None)) -> np.ndarray:
         """``(h, W)`` bool: the no-data pixels of ``rows`` (confidence 0; a classified pixel has at least ``1 / K``)."""
         return np.asarray(self.arrays["confidence"][rows]) == 0
@@ -139,6 +150,17 @@ class ResultArrays:
         """Number of no-data pixels, counted over bands of rows (a memory map is never loaded whole)."""
         return sum(int(self.nodata_mask(slice(start, start + rows_per_chunk)).sum())
                    for start in range(0, self.shape[0], rows_per_chunk))
+
+    def release_pages(self) -> None:
+        """Let go of the written pages of memory-mapped maps, so the resident set does not grow with the scene.
+
+        The pages of a shared file mapping stay in the page cache (and reach the file);
+        a later access maps them in again. Maps in memory are left as they are.
+        """
+        for arr in self.arrays.values():
+            mm = getattr(arr, "_mmap", None)
+            if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
+                mm.madvise(mmap.MADV_DONTNEED)
 
     def flush(self) -> None:
         """Write memory-mapped pages to disk."""

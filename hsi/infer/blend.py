@@ -41,6 +41,15 @@ class DirectWriter:
         if bottom > top:
             self.results.write_block(top, left, probs[top - y : bottom - y, left - x : right - x])
 
+    def add_maps(self, y: int, x: int, labels: np.ndarray, confidence: np.ndarray) -> None:
+        """Write the owned part of the ``(h, w)`` labels and confidence of the tile at ``(y, x)``."""
+        top, bottom = self.grid.own_span(y, 0)
+        top, bottom = max(top, self.owned[0]), min(bottom, self.owned[1])
+        left, right = self.grid.own_span(x, 1)
+        if bottom > top:
+            rows, cols = slice(top - y, bottom - y), slice(left - x, right - x)
+            self.results.write_maps(top, left, labels[rows, cols], confidence[rows, cols])
+
     def finish(self, height: int) -> None:
         """Nothing is held back."""
 

@@ -59,6 +59,9 @@ class InferenceModel:
         a registry scene's ``root`` and options are restored.
     source : str
         Where it was loaded from (for messages).
+    georef : hsi.io.georef.GeoRef or None
+        Where the training scene lies on the map (what its maps get when the scene's own
+        source carries none).
     """
 
     net: torch.nn.Module
@@ -75,6 +78,7 @@ class InferenceModel:
     scene_options: dict[str, Any] | None = None
     data_arguments: dict[str, Any] = field(default_factory=dict)
     source: str = "model"
+    georef: Any = None
 
     @property
     def num_classes(self) -> int:
@@ -184,7 +188,19 @@ def _inference_model(net: torch.nn.Module, state: dict[str, Any], dm_hp: dict[st
         scene_options=dict(dm_hp.get("scene_options") or {}),
         data_arguments=dict(dm_hp),
         source=str(path),
+        georef=_georef(state.get("georef"), path),
     )
+
+
+def _georef(value: Any, path: Path) -> Any:
+    """The checkpoint's georeference, or None (a malformed one is refused naming the checkpoint)."""
+    from hsi.errors import GeoRefError
+    from hsi.io.georef import GeoRef
+
+    try:
+        return GeoRef.from_dict(value)
+    except (GeoRefError, KeyError, TypeError) as err:
+        raise CheckpointError(f"checkpoint {path}: its scene georeference is malformed ({err})") from err
 
 
 def _check_weights(raw: dict[str, Any], path: Path) -> None:

@@ -18,7 +18,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from hsi.infer.arrays import ResultArrays
-from hsi.infer.engine import TileJob
+from hsi.infer.engine import TileJob, add_tile, maps_only
 from hsi.infer.predict import TilePredictor
 
 __all__ = ["TileInferenceModule", "run_distributed"]
@@ -87,6 +87,8 @@ class TileInferenceModule(pl.LightningModule):
         self.predictor = TilePredictor(self.net, dense=model.dense, halo=model.halo, patch_size=model.patch_size,
                                        device=self.device, batch_size=self.window_batch, tta=self.tta)
         self.blender = self.job.blender(self.results, self.owned)
+        self.maps = maps_only(self.results, self.blender)
+        self.buffer = self.job.block_buffer(self.device)
         from hsi._progress import progress_bar
 
         self.bar = progress_bar(len(self.tiles), "tiles", "tile", leave=False,
@@ -95,7 +97,8 @@ class TileInferenceModule(pl.LightningModule):
     def predict_step(self, batch: Any, batch_idx: int) -> None:
         """Compute and blend one tile (``batch`` is its index in this rank's list)."""
         y, x = self.tiles[int(batch)]
-        self.blender.add(y, x, self.job.tile(self.predictor, y, x, self.results, self.owned))
+        block, nodata = self.job.load(y, x, self.results, self.owned, self.buffer)
+        add_tile(self.predictor, self.blender, self.maps, y, x, block, nodata)
         self.bar.update(1)
 
     def on_predict_end(self) -> None:

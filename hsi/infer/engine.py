@@ -10,18 +10,20 @@ run uses and the shards write disjoint rows of the shared maps.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import torch
 
 from hsi.infer.arrays import ResultArrays
 from hsi.infer.blend import DirectWriter, RowBlender
 from hsi.infer.checkpoint import InferenceModel
-from hsi.infer.predict import TilePredictor, preprocess_block
+from hsi.infer.predict import TilePredictor, can_fuse, load_scaled_block, preprocess_block
 from hsi.infer.sources import SceneSource, read_padded_block
 from hsi.infer.windows import TileGrid, weight_window
 from hsi.preprocess._base import nodata_mask
 
-__all__ = ["TileJob", "run_tiles"]
+__all__ = ["TileJob", "add_tile", "maps_only", "prefetch_depth", "run_tiles"]
 
 
 @dataclass
@@ -70,28 +72,65 @@ class TileJob:
         return RowBlender(g.width, g.tile_h, self.model.num_classes, weight_window(g.tile_h, g.tile_w, self.blend),
                           results, owned)
 
-    def load(self, y: int, x: int, results: ResultArrays,
-             owned: tuple[int, int]) -> tuple[np.ndarray, np.ndarray | None]:
+    def block_buffer(self, device: Any = "cpu") -> np.ndarray | None:
+        """A reusable ``(tile_h + 2 halo, tile_w + 2 halo, C)`` float32 block buffer, pinned for a CUDA device.
+
+        None when the model's pipeline cannot be fused with the read (:func:`hsi.infer.predict.can_fuse`):
+        those blocks are gathered and preprocessed by the general path.
+        """
+        g, m = self.grid, self.model
+        bands = self.source.shape[2]
+        if not can_fuse(m.pipeline, bands):
+            return None
+        shape = (g.tile_h + 2 * m.halo, g.tile_w + 2 * m.halo, bands)
+        pin = torch.device(device).type == "cuda" and torch.cuda.is_available()
+        return torch.empty(shape, dtype=torch.float32, pin_memory=pin).numpy()
+
+    def block_bytes(self) -> int:
+        """Bytes of one raw float32 block (tile plus margin, every band)."""
+        g, h = self.grid, self.model.halo
+        return (g.tile_h + 2 * h) * (g.tile_w + 2 * h) * self.source.shape[2] * 4
+
+    def load(self, y: int, x: int, results: ResultArrays, owned: tuple[int, int],
+             out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
         """The preprocessed block (tile plus margin) of the tile at ``(y, x)`` and the tile's no-data mask.
 
         The mask (``(tile_h, tile_w)`` bool, None when every pixel has data) is taken from
         the raw pixels, before the pipeline's fill gives them training medians: those
         pixels are left unclassified, while their filled values still serve as context
         in their neighbours' windows, as in training. Also copies the false-colour bands.
+        With ``out`` (a :meth:`block_buffer`) the block is read and preprocessed in one
+        pass into it (:func:`hsi.infer.predict.load_scaled_block`) where the pipeline and
+        padding allow; the values are the same either way.
         """
         g, m = self.grid, self.model
         rows, cols = (y, y + g.tile_h), (x, x + g.tile_w)
+        rgb = self.rgb_bands if self.rgb_bands is not None and results.rgb is not None else None
+        fast = None if out is None else load_scaled_block(self.source, rows, cols, m.halo, m.padding, m.pipeline,
+                                                          out, rgb)
+        if fast is not None:
+            block, nodata, rgb_tile = fast
+            self._copy_rgb(results, owned, rows, cols, rgb_tile)
+            return block, nodata
         raw, outside = read_padded_block(self.source, rows, cols, m.halo, m.padding)
         h = m.halo
         nodata = nodata_mask(raw[h : h + g.tile_h, h : h + g.tile_w])
-        if self.rgb_bands is not None and results.rgb is not None:
-            lo, hi = max(rows[0], owned[0]), min(rows[1], owned[1])
-            if hi > lo:
-                results.rgb[lo:hi, cols[0] : cols[1]] = raw[h + lo - y : h + hi - y, h : h + g.tile_w][..., self.rgb_bands]
+        if rgb is not None:
+            self._copy_rgb(results, owned, rows, cols, raw[h : h + g.tile_h, h : h + g.tile_w][..., rgb])
         if nodata is not None and nodata.all():
             return raw, nodata  # nothing to classify: the predictor returns zeros without a forward pass
         where = f"{self.source.name} rows {rows[0]}..{rows[1] - 1}, cols {cols[0]}..{cols[1] - 1}"
         return preprocess_block(m.pipeline, raw, outside, where), nodata
+
+    @staticmethod
+    def _copy_rgb(results: ResultArrays, owned: tuple[int, int], rows: tuple[int, int], cols: tuple[int, int],
+                  rgb_tile: np.ndarray | None) -> None:
+        """Copy the owned rows of the tile's raw false-colour bands ``(h, w, 3)`` into ``results.rgb``."""
+        if rgb_tile is None:
+            return
+        lo, hi = max(rows[0], owned[0]), min(rows[1], owned[1])
+        if hi > lo:
+            results.rgb[lo:hi, cols[0] : cols[1]] = rgb_tile[lo - rows[0] : hi - rows[0]]
 
     def tile(self, predictor: TilePredictor, y: int, x: int, results: ResultArrays,
              owned: tuple[int, int]) -> np.ndarray:
@@ -99,34 +138,100 @@ class TileJob:
         return predictor(*self.load(y, x, results, owned))
 
 
+def maps_only(results: ResultArrays, blender: RowBlender | DirectWriter) -> bool:
+    """True when only labels and confidence are written: tiles go straight to maps, no probabilities kept."""
+    return results.probabilities is None and isinstance(blender, DirectWriter)
+
+
+def add_tile(predictor: TilePredictor, blender: RowBlender | DirectWriter, maps: bool, y: int, x: int,
+             block: np.ndarray, nodata: np.ndarray | None) -> None:
+    """Predict the tile at ``(y, x)`` from its block and hand it to ``blender`` (as maps when ``maps``)."""
+    if maps:
+        blender.add_maps(y, x, *predictor.maps(block, nodata))
+    else:
+        blender.add(y, x, predictor(block, nodata))
+
+
+def prefetch_depth(block_bytes: int) -> int:
+    """Blocks read ahead of the one on the model, by cores and memory.
+
+    0 on up to 2 cores: the reader would take the cores the forward pass uses (fcn on 2
+    cores was measured level with and without a reader thread, which costs one more
+    block of memory); 1 on up to 4 cores; beyond, one reader thread per 4 cores (at most
+    4), each block read ahead holding one buffer of ``block_bytes``, all of them within an
+    eighth of the available memory.
+    """
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if cores <= 2:
+        return 0
+    if cores <= 4:
+        return 1
+    available = _available_bytes()
+    by_memory = available // (8 * max(1, block_bytes)) if available else 1
+    return int(max(1, min(cores // 4, 4, by_memory)))
+
+
+def _available_bytes() -> int:
+    """``MemAvailable`` of ``/proc/meminfo`` (0 where unknown)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def run_tiles(job: TileJob, predictor: TilePredictor, results: ResultArrays, tiles: list[tuple[int, int]],
               owned: tuple[int, int], progress: bool = True, prefetch: bool = True) -> None:
     """Compute, blend and write ``tiles`` (in row order) into the ``owned`` rows of ``results``.
 
-    The next tile is read and preprocessed in a background thread while the current one
-    is on the model (numpy, h5py and torch release the GIL), so reading overlaps compute;
-    the order of blending, hence the result, is that of ``tiles``. ``prefetch=False``
-    reads in the calling thread (one block in memory at a time).
+    Where cores allow (:func:`prefetch_depth`), the next tiles are read and preprocessed in
+    background threads, each into a buffer of its own from a small ring, while the current
+    one is on the model (numpy, h5py and torch release the GIL), so reading overlaps
+    compute; the order of blending, hence the result, is that of ``tiles``. Otherwise, or
+    with ``prefetch=False``, tiles are read in the calling thread, each after the previous
+    one was computed (one block in memory at a time). Only labels and
+    confidence are computed when no probabilities are kept and tiles do not overlap
+    (:func:`maps_only`). Memory-mapped maps let go of their written pages after every tile
+    (:meth:`~hsi.infer.arrays.ResultArrays.release_pages`).
     """
+    from collections import deque
     from concurrent.futures import ThreadPoolExecutor
 
     from hsi._progress import progress_bar
 
     blender = job.blender(results, owned)
+    maps = maps_only(results, blender) and hasattr(predictor, "maps")
+    device = getattr(predictor, "device", "cpu")
+    first = job.block_buffer(device)
+    depth = prefetch_depth(job.block_bytes()) if prefetch else 0
+    buffers = [first] + [job.block_buffer(device) for _ in range(depth)]
     bar = progress_bar(len(tiles), "tiles", "tile", show=progress, leave=False)  # piped: a line per 10 % of tiles
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsi-infer-read") as pool:
-        reader = pool if prefetch else _Inline()
+    with ThreadPoolExecutor(max_workers=max(depth, 1), thread_name_prefix="hsi-infer-read") as pool:
+        reader = pool if depth else _Inline()
+        pending: deque = deque()
+
+        def submit(i: int) -> None:
+            if i < len(tiles):
+                pending.append(reader.submit(job.load, *tiles[i], results, owned, buffers[i % len(buffers)]))
+
         try:
-            pending = reader.submit(job.load, *tiles[0], results, owned) if tiles else None
+            for i in range(len(buffers)):
+                submit(i)
             for i, (y, x) in enumerate(tiles):
-                block, nodata = pending.result()
-                pending = reader.submit(job.load, *tiles[i + 1], results, owned) if i + 1 < len(tiles) else None
-                blender.add(y, x, predictor(block, nodata))
+                block, nodata = pending.popleft().result()
+                add_tile(predictor, blender, maps, y, x, block, nodata)
+                submit(i + len(buffers))  # into the buffer just used
+                results.release_pages()  # written map pages leave the resident set
                 bar.update(1)
             blender.finish(job.grid.height)
         finally:
-            if pending is not None:
-                pending.cancel()
+            for future in pending:
+                future.cancel()
             bar.close()
 
 

@@ -14,11 +14,14 @@ from typing import Any, Literal
 from hsi._checks import check_int
 from hsi.errors import OptionError
 
-__all__ = ["BLEND_MODES", "InferOptions"]
+__all__ = ["BLEND_MODES", "OUTPUT_FORMATS", "InferOptions"]
 
 #: weight windows accepted by ``blend``
 BlendMode = Literal["gaussian", "hann", "mean"]
 BLEND_MODES: tuple[str, ...] = typing.get_args(BlendMode)
+#: map formats ``format`` chooses from (PNGs, metrics and the manifest are always written)
+OutputFormat = Literal["npy", "envi", "gtiff"]
+OUTPUT_FORMATS: tuple[str, ...] = typing.get_args(OutputFormat)
 
 
 @dataclass(frozen=True)
@@ -45,8 +48,9 @@ class InferOptions:
         Test-time augmentation: average the probabilities over the identity, the two flips
         and the half turn of every tile (4 forward passes).
     batch_size : int
-        Windows per forward pass for patch-centre models; tiles per pass for dense models
-        are always one (the tile itself is the batch).
+        Most windows per forward pass for patch-centre models (on the CPU each network's
+        measured best batch is used when it is smaller: :mod:`hsi.infer.predict`); tiles
+        per pass for dense models are always one (the tile itself is the batch).
     accelerator : {"auto", "cpu", "gpu", "cuda", "mps"}
         Where the forward passes run ("auto": a CUDA GPU when there is one, else the CPU).
     devices : int
@@ -55,7 +59,13 @@ class InferOptions:
     strategy : {"auto", "ddp"}
         "auto": one process; "ddp": one process per device through Lightning.
     probabilities : bool
-        Also write the per-class probabilities, ``(H, W, K)`` float16, to ``probabilities.npy``.
+        Also write the per-class probabilities: ``(H, W, K)`` float16 ``probabilities.npy``
+        and/or float32 ``probabilities.tif`` (one band per class), as ``format`` says.
+    format : tuple of {"npy", "envi", "gtiff"}
+        Which maps to write: "npy" (labels.npy, confidence.npy), "envi" (classification.img
+        + .hdr with class names, colours and map info), "gtiff" (labels.tif, a Cloud-Optimized
+        GeoTIFF with colour table and class names; confidence.tif), each GeoTIFF with the
+        cube's CRS and transform. The PNGs, metrics.json and inference.json are always written.
     mask_unlabeled : bool
         Set pixels that are unlabeled in the ground truth to 0 in the map and draw them as
         background (needs ground truth).
@@ -75,6 +85,7 @@ class InferOptions:
     devices: int = 1
     strategy: Literal["auto", "ddp"] = "auto"
     probabilities: bool = False
+    format: tuple[OutputFormat, ...] = OUTPUT_FORMATS
     mask_unlabeled: bool = False
     progress: bool = True
     overwrite: bool = False
@@ -97,6 +108,7 @@ class InferOptions:
         for name in ("tta", "probabilities", "mask_unlabeled", "progress", "overwrite"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(name, getattr(self, name), "True or False")
+        object.__setattr__(self, "format", _check_formats(self.format, self.probabilities))
 
     @classmethod
     def from_kwargs(cls, options: InferOptions | None = None, **kwargs: Any) -> InferOptions:
@@ -113,3 +125,26 @@ class InferOptions:
             raise OptionError(unknown[0], kwargs[unknown[0]], f"not an inference option; options are {', '.join(names)}")
         base = asdict(options) if options is not None else {}
         return cls(**{**base, **kwargs})
+
+
+def _check_formats(value: Any, probabilities: bool) -> tuple[str, ...]:
+    """``format`` as a tuple of distinct :data:`OUTPUT_FORMATS` in their order; "npy,envi" text is split.
+
+    Raises
+    ------
+    OptionError
+        An unknown or empty choice, or probabilities asked for with neither "npy" nor "gtiff".
+    """
+    words = value.split(",") if isinstance(value, str) else value
+    try:
+        chosen = [str(w).strip().lower() for w in words]
+    except TypeError:
+        chosen = [value]  # type: ignore[list-item]
+    allowed = f"one or more of {', '.join(OUTPUT_FORMATS)} (e.g. --format envi gtiff)"
+    if not chosen or any(w not in OUTPUT_FORMATS for w in chosen):
+        raise OptionError("format", value, allowed)
+    formats = tuple(f for f in OUTPUT_FORMATS if f in chosen)
+    if probabilities and not {"npy", "gtiff"} & set(formats):
+        raise OptionError("format", value, "npy or gtiff among them with probabilities=True (--probabilities): "
+                                           "the probabilities are written only as probabilities.npy / .tif")
+    return formats

@@ -1,17 +1,21 @@
 """Class probabilities of one tile: preprocessing of its block, the forward passes, test-time augmentation.
 
-A *block* is a tile plus its margin (``halo``), read raw from the scene
-(:func:`hsi.infer.sources.read_padded_block`). :func:`preprocess_block` applies the
-checkpoint's fitted pipeline to it (every step works pixel by pixel, so a block gives the
-same values as the same pixels of the whole transformed cube) and refuses non-finite
-values. :class:`TilePredictor` turns a block into ``(h, w, K)`` probabilities, on the
-model's device; the result is returned to the host.
+A *block* is a tile plus its margin (``halo``). :func:`load_scaled_block` reads the scene
+window into a reused buffer and applies the checkpoint's fitted per-band steps while the
+rows are in cache, then fills the margin from the thin edge strips; other pipelines (PCA,
+band removal) and paddings go through :func:`hsi.infer.sources.read_padded_block` and
+:func:`preprocess_block`. Every step works pixel by pixel, so a block gives the same
+values as the same pixels of the whole transformed cube; non-finite values are refused.
+:class:`TilePredictor` turns a block into ``(h, w, K)`` probabilities, or straight into
+labels and confidence (:meth:`TilePredictor.maps`: no softmax without test-time
+augmentation), on the model's device; the result is returned to the host.
 
 - dense models (``forward_dense``): one pass over the block, the margin cropped off;
   with a margin of at least the receptive radius each pixel's output equals the one an
   untiled pass over the padded scene gives.
-- patch-centre models: the ``P x P`` windows centred on every tile pixel are cut from the
-  block by :func:`hsi.data.patches.gather_windows` (the training gather) in batches.
+- patch-centre models: the ``P x P`` windows centred on every tile pixel are copied from a
+  zero-copy window view of the block into one reused batch buffer, row run by row run, in
+  batches of :func:`window_batch` windows.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import torch
 from hsi.errors import NonFiniteInputError
 from hsi.preprocess._base import find_nonfinite
 
-__all__ = ["TTA_TRANSFORMS", "TilePredictor", "preprocess_block", "release_freed_memory"]
+__all__ = ["TTA_TRANSFORMS", "TilePredictor", "can_fuse", "enumerate_runs", "load_scaled_block", "maps_from_scores",
+           "preprocess_block", "release_freed_memory", "window_batch"]
 
 
 @functools.lru_cache(maxsize=1)
@@ -43,7 +48,9 @@ def release_freed_memory() -> None:
     The conv layers' buffers of a few to a few tens of MB come from glibc's per-thread
     arenas, which keep freed memory; over the thousands of batches of a large scene the
     resident set was seen to grow by GBs (2 to 3 GB for cnn2d at tile 256) although the
-    live memory stayed near 600 MB. Trimming after every batch keeps the peak at the live size.
+    live memory stayed near 600 MB. The predictor trims every 64 tiles or batches, and whenever
+    the resident set has grown by 256 MB since the last trim (:class:`_Trimmer`): trimming after
+    every one made each forward pass fault its buffers in again.
     """
     trim = _malloc_trim()
     if trim is not None:
@@ -59,6 +66,191 @@ TTA_TRANSFORMS = (
 
 
 _ROWS_PER_TRANSFORM = 32
+#: bytes of block rows put through the pipeline at a time by :func:`load_scaled_block` (stays in L2)
+_CHUNK_BYTES = 1 << 19
+
+
+class _NotFinite(Exception):
+    """A value of the fused pass is not finite: the block is redone by the general path, which reports it."""
+
+
+def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int], halo: int, mode: str,
+                      pipeline: Any, out: np.ndarray,
+                      rgb_bands: list[int] | None = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None:
+    """The preprocessed block of a tile in one pass over the scene window, or None (use the general path).
+
+    The scene window (the block's core, :func:`hsi.infer.windows.block_plan`) is copied into
+    ``out`` a few rows at a time, and each chunk, still in cache, is checked for no-data
+    and put through the fitted per-band steps in place; the margin is then filled from the
+    preprocessed core by copying its thin edge strips (:func:`hsi.infer.windows.fill_strips`).
+    Every step works pixel by pixel, so the block equals :func:`preprocess_block` of
+    :func:`hsi.infer.sources.read_padded_block`'s, bit for bit.
+
+    Parameters
+    ----------
+    source : SceneSource
+    rows, cols : (start, stop)
+        The tile in scene coordinates.
+    halo : int
+        Margin on every side.
+    mode : str
+        Padding mode of the checkpoint.
+    pipeline : hsi.preprocess.Pipeline
+        Fitted; only a pipeline of per-band steps keeping the band count is fused.
+    out : (h + 2 halo, w + 2 halo, C) float32
+        Reused buffer, overwritten.
+    rgb_bands : list[int], optional
+        Raw bands to keep (before preprocessing) for the false-colour image.
+
+    Returns
+    -------
+    (block, nodata, rgb) or None
+        ``block`` is ``out``; ``nodata`` ``(h, w)`` bool or None (tile pixels with a
+        non-finite raw band); ``rgb`` ``(h, w, 3)`` raw bands of the tile, or None. None
+        when the pipeline or padding cannot be fused, or some value is not finite after
+        preprocessing (the general path then raises :class:`NonFiniteInputError`).
+    """
+    from hsi.infer.sources import raw_window, release_pages
+    from hsi.infer.windows import block_plan, fill_strips
+
+    height, width, bands = source.shape
+    if not _fusable(pipeline, bands, out):
+        return None
+    plan = block_plan(rows, cols, halo, height, width, mode)
+    if plan is None:
+        return None
+    src = raw_window(source, slice(*plan.scene_rows), slice(*plan.scene_cols))
+    core = out[plan.top : plan.bottom, plan.left : plan.right]
+    keep = None if rgb_bands is None else np.empty((*core.shape[:2], len(rgb_bands)), dtype=np.float32)
+    r0 = plan.scene_rows[0]
+    try:
+        bad = _scale_chunks(src, core, pipeline, keep, rgb_bands,
+                            lambda a, b: release_pages(source, (r0 + a, r0 + b)))
+    except _NotFinite:
+        return None
+    finally:
+        release_pages(source)
+    fill_strips(out, plan)
+    th, tw = rows[1] - rows[0], cols[1] - cols[0]
+    tile = (slice(halo - plan.top, halo - plan.top + th), slice(halo - plan.left, halo - plan.left + tw))
+    nodata = None
+    if bad is not None and bad[tile].any():
+        nodata = np.ascontiguousarray(bad[tile])
+    return out, nodata, None if keep is None else keep[tile]
+
+
+def can_fuse(pipeline: Any, bands: int) -> bool:
+    """True when ``pipeline`` is made of in-place per-band steps keeping ``bands`` (:func:`load_scaled_block` applies)."""
+    return bool(getattr(pipeline, "in_place", False)) and getattr(pipeline, "n_bands_out_", None) == bands
+
+
+def _fusable(pipeline: Any, bands: int, out: np.ndarray) -> bool:
+    """:func:`can_fuse`, and ``out`` a float32 ``(h, w, bands)`` buffer."""
+    return can_fuse(pipeline, bands) and out.dtype == np.float32 and out.ndim == 3 and out.shape[2] == bands
+
+
+def affine_steps(pipeline: Any) -> list[tuple[np.ndarray, np.ndarray | None, np.ndarray, float, Any]] | None:
+    """The pipeline's steps as float32 ``(head, tail, scale, shift, clip)`` of :func:`~hsi.preprocess.scaling.per_band_affine`.
+
+    A no-data fill (:class:`~hsi.preprocess.NonFiniteFill`) leaves finite pixels as they
+    are and is dropped; ``clip`` is ``(lo, hi)`` or None. None when a step is neither (the
+    pipeline is then applied step by step).
+    """
+    from hsi.preprocess import NonFiniteFill, PerBandMinMax, PerBandStandardize
+
+    steps = []
+    for step in getattr(pipeline, "steps", None) or ():
+        if isinstance(step, NonFiniteFill):
+            continue
+        if isinstance(step, PerBandMinMax):
+            lo, hi = step._range()
+            centre, scale, shift, clip = step.data_min_, step.scale_, lo, (lo, hi) if step.clip else None
+        elif isinstance(step, PerBandStandardize):
+            centre, scale, shift, clip = step.mean_, 1.0 / step.scale_, 0.0, None
+        else:
+            return None
+        head = centre.astype(np.float32)
+        tail = (centre - head).astype(np.float32)
+        steps.append((head, tail if tail.any() else None, np.asarray(scale).astype(np.float32), shift, clip))
+    return steps
+
+
+def _apply_affine(src: np.ndarray, dst: np.ndarray, steps: list) -> bool:
+    """``dst`` = the affine steps of ``src`` (the first one reads ``src``: the copy is the first operation).
+
+    The same float32 operations, in the same order, as the steps' ``transform``; clipping
+    comes after the finiteness check. Returns True when every value before clipping is
+    finite (then every raw value was: the steps keep NaN and infinities non-finite).
+    """
+    first = True
+    for head, tail, scale, shift, _clip in steps:
+        np.subtract(src if first else dst, head, out=dst)
+        first = False
+        if tail is not None:
+            np.subtract(dst, tail, out=dst)
+        np.multiply(dst, scale, out=dst)
+        if shift:
+            np.add(dst, np.float32(shift), out=dst)
+    if first:
+        np.copyto(dst, src, casting="unsafe")
+    with np.errstate(invalid="ignore", over="ignore"):
+        finite = bool(np.isfinite(np.add.reduce(dst, axis=None)))
+    if finite:
+        for *_, clip in steps:
+            if clip is not None:
+                np.clip(dst, clip[0], clip[1], out=dst)
+    return finite
+
+
+def _scale_chunks(src: np.ndarray, core: np.ndarray, pipeline: Any, keep: np.ndarray | None,
+                  rgb_bands: list[int] | None, done: Any = None) -> np.ndarray | None:
+    """Copy ``src`` into ``core`` and preprocess it in place, a few rows at a time; the core's no-data mask or None.
+
+    ``done(start, stop)``, when given, is called once rows ``start..stop-1`` of ``src`` are
+    no longer needed (a memory map lets go of their pages).
+
+    A float32 chunk all finite takes :func:`_apply_affine` (read, scale and check in one
+    pass over memory, the rest in cache); any other chunk is copied, its no-data pixels
+    found, and put through the pipeline step by step.
+
+    Raises
+    ------
+    _NotFinite
+        A value is NaN or infinite after preprocessing.
+    """
+    n_rows = max(1, _CHUNK_BYTES // max(1, core.shape[1] * core.shape[2] * 4))
+    steps = affine_steps(pipeline) if src.dtype == np.float32 else None
+    bad = None
+    for start in range(0, core.shape[0], n_rows):
+        chunk = slice(start, start + n_rows)
+        dst = core[chunk]
+        if keep is not None:
+            keep[chunk] = src[chunk][..., rgb_bands]
+        if steps is None or not _apply_affine(src[chunk], dst, steps):
+            bad = _chunk_by_steps(src[chunk], dst, pipeline, bad, chunk, core.shape[:2])
+        if done is not None:
+            done(start, min(start + n_rows, core.shape[0]))
+    return bad
+
+
+def _chunk_by_steps(src: np.ndarray, dst: np.ndarray, pipeline: Any, bad: np.ndarray | None, chunk: slice,
+                    shape: tuple[int, int]) -> np.ndarray | None:
+    """One chunk the general way: copied, its no-data pixels marked in ``bad`` (made when needed), the pipeline in place.
+
+    Raises
+    ------
+    _NotFinite
+        A value is NaN or infinite after preprocessing.
+    """
+    np.copyto(dst, src, casting="unsafe")
+    rows_bad = ~np.isfinite(dst).all(axis=-1)
+    if rows_bad.any():
+        bad = np.zeros(shape, dtype=bool) if bad is None else bad
+        bad[chunk] = rows_bad
+    pipeline.transform(dst, out=dst)
+    if not np.isfinite(dst).all():
+        raise _NotFinite
+    return bad
 
 
 def preprocess_block(pipeline: Any, block: np.ndarray, outside: np.ndarray | None, where: str) -> np.ndarray:
@@ -102,8 +294,128 @@ def preprocess_block(pipeline: Any, block: np.ndarray, outside: np.ndarray | Non
     return x
 
 
+#: windows per forward pass on the CPU, by network class, measured on 2 threads (P x P x 200 windows):
+#: past a few hundred windows the CPU forward slows down (cnn2d P 11: about 2,400 windows/s at
+#: 100 to 256, 1,900 at 512; spectral1d: 60-70k at 100 to 512, 30k at 2048); ``batch_size`` is the upper bound
+WINDOW_BATCH = {"CNN2D": 128, "Spectral1DCNN": 256}
+DEFAULT_WINDOW_BATCH = 256
+
+
+def window_batch(net: torch.nn.Module, device: torch.device, batch_size: int) -> int:
+    """Windows per forward pass: ``batch_size``, capped on the CPU by :data:`WINDOW_BATCH` (by measurement)."""
+    if torch.device(device).type != "cpu":
+        return int(batch_size)
+    return max(1, min(int(batch_size), WINDOW_BATCH.get(type(net).__name__, DEFAULT_WINDOW_BATCH)))
+
+
+def maps_from_scores(scores: torch.Tensor, logits: bool, label_dtype: np.dtype) -> tuple[Any, Any]:
+    """Labels ``1..K`` and confidence from class scores along the last dim, on the scores' device.
+
+    The scores are first made one contiguous ``(N, K)`` array (a network's output may be a
+    strided view). On the CPU the reductions run in numpy: torch's small reductions
+    waited on its thread pool while the reader thread held the other core (about 140 ms a
+    tile for what numpy does in a few).
+
+    Parameters
+    ----------
+    scores : (..., K) tensor
+        Logits (``logits=True``) or probabilities.
+    logits : bool
+        With logits the confidence, the largest softmax probability, is
+        ``1 / sum(exp(logit - max))``: no softmax is computed.
+    label_dtype : np.dtype
+        uint8 or uint16 (:func:`hsi.infer.arrays.label_dtype`).
+
+    Returns
+    -------
+    labels : (...) array (CPU) or tensor (other devices)
+        ``argmax + 1`` in ``label_dtype`` (on a device: uint8, or int32 for uint16); 0 where
+        a probability row is all 0 (no-data).
+    confidence : (...) float32 array or tensor
+    """
+    shape = tuple(scores.shape[:-1])
+    if scores.device.type == "cpu":
+        labels, confidence = _maps_numpy(scores.detach().float().numpy(), logits, label_dtype)
+        return labels.reshape(shape), confidence.reshape(shape)
+    flat = scores.reshape(-1, scores.shape[-1]).float().contiguous()
+    top, index = flat.max(dim=1)
+    index += 1
+    if logits:
+        confidence = (flat - top[:, None]).exp_().sum(dim=1).reciprocal_()
+    else:
+        confidence = top
+        index.masked_fill_(confidence <= 0, 0)
+    dtype = torch.uint8 if np.dtype(label_dtype) == np.uint8 else torch.int32
+    return index.to(dtype).reshape(shape), confidence.reshape(shape)
+
+
+def _maps_numpy(scores: np.ndarray, logits: bool, label_dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`maps_from_scores` of a ``(..., K)`` array, flat: class by class over ``(K, N)`` planes.
+
+    One copy to ``(N, K)`` (each pixel's scores read once, whatever the view's strides),
+    one to class-major planes, then K vectorised steps: numpy's reductions along a short
+    last axis are several times slower. A strictly larger score moves the label, so ties go
+    to the first class, as ``argmax``.
+    """
+    k = scores.shape[-1]
+    planes = np.ascontiguousarray(np.ascontiguousarray(scores.reshape(-1, k)).T)
+    top = planes[0].copy()
+    index = np.zeros(top.shape, dtype=label_dtype)
+    for c in range(1, k):
+        np.copyto(index, c, where=planes[c] > top)
+        np.maximum(top, planes[c], out=top)
+    index += 1
+    if not logits:
+        index[top <= 0] = 0  # an all-zero (no-data) row
+        return index, top
+    total = np.zeros_like(top)
+    for c in range(k):  # the largest softmax probability: exp(0) / sum(exp(logit - max)), >= 1 / K
+        total += np.exp(np.subtract(planes[c], top, out=planes[c]), out=planes[c])
+    return index, np.reciprocal(total, out=total)
+
+
+def _host(array: Any) -> np.ndarray:
+    """A tensor's values as a numpy array on the host (arrays pass through)."""
+    return array.cpu().numpy() if isinstance(array, torch.Tensor) else array
+
+
+class _Trimmer:
+    """:func:`release_freed_memory` now and then: every ``every`` calls, or when the resident set grew by ``grow`` bytes.
+
+    Trimming after every tile or batch made the next forward pass fault its buffers in again.
+    """
+
+    def __init__(self, every: int = 64, grow: int = 256 << 20) -> None:
+        self.every, self.grow = int(every), int(grow)
+        self.calls = 0
+        self.base = _rss_bytes()
+
+    def __call__(self) -> None:
+        self.calls += 1
+        rss = _rss_bytes()
+        if self.calls % self.every == 0 or rss > self.base + self.grow:
+            release_freed_memory()
+            self.base = _rss_bytes()
+
+
+def _rss_bytes() -> int:
+    """Resident set of this process (Linux ``/proc/self/statm``; 0 where unknown)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _page_size()
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+@functools.lru_cache(maxsize=1)
+def _page_size() -> int:
+    import os
+
+    return int(os.sysconf("SC_PAGE_SIZE")) if hasattr(os, "sysconf") else 4096
+
+
 class TilePredictor:
-    """Probabilities of a tile from its preprocessed block.
+    """Probabilities, or labels and confidence, of a tile from its preprocessed block.
 
     Parameters
     ----------
@@ -120,9 +432,9 @@ class TilePredictor:
     patch_size : int
         Window side ``P`` of patch-centre models.
     device : torch.device
-        Where the forward passes run.
+        Where the forward passes run, and the softmax, argmax and confidence after them.
     batch_size : int
-        Windows per pass (patch-centre models).
+        Windows per pass (patch-centre models), at most (:func:`window_batch`).
     tta : bool
         Average over :data:`TTA_TRANSFORMS`.
     num_classes : int, optional
@@ -131,6 +443,7 @@ class TilePredictor:
 
     def __init__(self, net: torch.nn.Module, *, dense: bool, halo: int, patch_size: int, device: torch.device,
                  batch_size: int = 512, tta: bool = False, num_classes: int | None = None) -> None:
+        from hsi.infer.arrays import label_dtype
         from hsi.models import channels_last_weights
 
         self.net = channels_last_weights(net.eval())
@@ -138,14 +451,28 @@ class TilePredictor:
         self.halo = int(halo)
         self.patch_size = int(patch_size)
         self.device = torch.device(device)
-        self.batch_size = int(batch_size)
+        self.batch_size = window_batch(net, self.device, batch_size)
         self.transforms = TTA_TRANSFORMS if tta else TTA_TRANSFORMS[:1]
         self.num_classes = int(num_classes) if num_classes is not None else int(getattr(net, "num_classes"))
         self.returns_probabilities = bool(getattr(net, "returns_probabilities", False))
+        self.label_dtype = label_dtype(self.num_classes)
+        self.trim = _Trimmer()
+        self._batch: np.ndarray | None = None
 
-    def _probabilities(self, outputs: torch.Tensor) -> torch.Tensor:
-        """Class probabilities along dim 1 of the network's outputs (softmax of logits unless already probabilities)."""
-        return outputs if self.returns_probabilities else torch.softmax(outputs, dim=1)
+    def _scores(self, x: torch.Tensor, run: Any, spatial: bool, logits_ok: bool) -> tuple[torch.Tensor, bool]:
+        """Class scores along dim 1 (TTA averaged) and whether they are logits (one pass, ``logits_ok``)."""
+        if len(self.transforms) == 1:
+            out = run(x)
+            if self.returns_probabilities:
+                return out, False
+            return (out, True) if logits_ok else (torch.softmax(out, dim=1), False)
+        total = None
+        for _, fwd, inv in self.transforms:  # a window's class is its centre's: no inverse for windows
+            probs = run(fwd(x))
+            probs = probs if self.returns_probabilities else torch.softmax(probs, dim=1)
+            probs = inv(probs) if spatial else probs
+            total = probs if total is None else total + probs
+        return total / len(self.transforms), False
 
     @torch.no_grad()
     def __call__(self, block: np.ndarray, nodata: np.ndarray | None = None) -> np.ndarray:
@@ -162,40 +489,110 @@ class TilePredictor:
             probs[nodata] = 0.0
         return probs
 
-    def _dense(self, block: np.ndarray) -> np.ndarray:
+    @torch.no_grad()
+    def maps(self, block: np.ndarray, nodata: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Labels ``(h, w)`` (``1..K``, 0 at no-data) and confidence ``(h, w)`` float32 (0 at no-data) of the tile.
+
+        As :meth:`__call__` followed by an argmax, without the softmax when no
+        test-time augmentation is asked (:func:`maps_from_scores`); computed on the model's device.
+        """
+        h, w = block.shape[0] - 2 * self.halo, block.shape[1] - 2 * self.halo
+        if nodata is not None and nodata.all():
+            return np.zeros((h, w), dtype=self.label_dtype), np.zeros((h, w), dtype=np.float32)
+        if self.dense:
+            scores, logits = self._dense_scores(block, True)
+            labels, confidence = maps_from_scores(scores.permute(1, 2, 0), logits, self.label_dtype)
+            labels, confidence = _host(labels), _host(confidence)
+        else:
+            labels, confidence = self._patch_maps(block, nodata)
+        if nodata is not None:
+            labels[nodata] = 0
+            confidence[nodata] = 0.0
+        self.trim()
+        return labels.astype(self.label_dtype, copy=False), confidence
+
+    def _input(self, array: np.ndarray) -> torch.Tensor:
+        """``array`` as a tensor on the device (the array itself on the CPU)."""
+        t = torch.from_numpy(array)
+        return t if self.device.type == "cpu" else t.to(self.device, non_blocking=False)
+
+    def _dense_scores(self, block: np.ndarray, logits_ok: bool) -> tuple[torch.Tensor, bool]:
+        """``(K, h, w)`` scores of the tile (margin cropped), on the device, and whether they are logits."""
         h = self.halo
         # (1, C, h, w) with channels-last strides all through: permute(2, 0, 1).unsqueeze(0)
         # gives the batch axis a stride of C, which the convolutions do not take as
         # channels-last (fcn's forward was seen 1.5x slower)
-        x = torch.from_numpy(np.ascontiguousarray(block)).to(self.device)[None].permute(0, 3, 1, 2)
-        total = None
-        for _, fwd, inv in self.transforms:
-            probs = inv(self._probabilities(self.net.forward_dense(fwd(x))))
-            total = probs if total is None else total + probs
-        total = total / len(self.transforms)
+        x = self._input(np.ascontiguousarray(block))[None].permute(0, 3, 1, 2)
+        scores, logits = self._scores(x, self.net.forward_dense, True, logits_ok)
         hb, wb = block.shape[:2]
-        probs = total[0, :, h : hb - h, h : wb - h].permute(1, 2, 0).float().cpu().numpy()
-        del x, total
-        release_freed_memory()
+        return scores[0, :, h : hb - h, h : wb - h], logits
+
+    def _dense(self, block: np.ndarray) -> np.ndarray:
+        scores, _ = self._dense_scores(block, False)
+        probs = scores.permute(1, 2, 0).float().cpu().numpy()
+        self.trim()
         return probs
 
-    def _patches(self, block: np.ndarray, nodata: np.ndarray | None = None) -> np.ndarray:
-        from hsi.data.patches import gather_windows
+    def _window_batches(self, block: np.ndarray, nodata: np.ndarray | None):
+        """Yield ``(flat, x)``: flat tile indices of a batch and its windows on the device, ``(n, C, P, P)`` channels-last.
 
+        The windows are copied row run by row run from a zero-copy window view of the block
+        straight into one reused ``(batch, P, P, C)`` buffer (pinned when the device is a GPU).
+        """
         p, h = self.patch_size, self.halo
+        tw = block.shape[1] - 2 * h
+        view = np.lib.stride_tricks.sliding_window_view(block, (p, p), axis=(0, 1)).transpose(0, 1, 3, 4, 2)
+        keep = None if nodata is None else ~nodata
+        flat = np.arange(view.shape[0] * tw) if keep is None else np.flatnonzero(keep)
+        buffer = self._batch_buffer(p, block.shape[2])
+        for start in range(0, flat.size, self.batch_size):
+            idx = flat[start : start + self.batch_size]
+            for k, (row, col, n) in enumerate_runs(idx, tw):
+                np.copyto(buffer[k : k + n], view[row, col : col + n])
+            yield idx, self._input(buffer[: idx.size]).permute(0, 3, 1, 2)
+
+    def _batch_buffer(self, p: int, c: int) -> np.ndarray:
+        """The reused ``(batch, P, P, C)`` float32 window buffer."""
+        shape = (self.batch_size, p, p, c)
+        if self._batch is None or self._batch.shape != shape:
+            pin = self.device.type == "cuda"
+            self._batch = torch.empty(shape, dtype=torch.float32, pin_memory=pin).numpy()
+        return self._batch
+
+    def _patches(self, block: np.ndarray, nodata: np.ndarray | None = None) -> np.ndarray:
+        h = self.halo
         th, tw = block.shape[0] - 2 * h, block.shape[1] - 2 * h
-        keep = np.ones((th, tw), dtype=bool) if nodata is None else ~nodata
-        coords = np.argwhere(keep)  # row-major, as the flat index below
         out = np.zeros((th * tw, self.num_classes), dtype=np.float32)
-        flat = np.flatnonzero(keep)
-        for start in range(0, coords.shape[0], self.batch_size):
-            windows = gather_windows(block, coords[start : start + self.batch_size], p)
-            x = torch.from_numpy(windows).to(self.device)
-            total = None
-            for _, fwd, _inv in self.transforms:  # a window's class is its centre's: no inverse needed
-                probs = self._probabilities(self.net(fwd(x)))
-                total = probs if total is None else total + probs
-            out[flat[start : start + len(windows)]] = (total / len(self.transforms)).float().cpu().numpy()
-            del windows, x, total
-            release_freed_memory()
+        for idx, x in self._window_batches(block, nodata):
+            scores, _ = self._scores(x, self.net, False, False)
+            out[idx] = scores.float().cpu().numpy()
+            self.trim()
         return out.reshape(th, tw, -1)
+
+    def _patch_maps(self, block: np.ndarray, nodata: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        h = self.halo
+        th, tw = block.shape[0] - 2 * h, block.shape[1] - 2 * h
+        labels = np.zeros(th * tw, dtype=self.label_dtype)
+        confidence = np.zeros(th * tw, dtype=np.float32)
+        for idx, x in self._window_batches(block, nodata):
+            scores, logits = self._scores(x, self.net, False, True)
+            lab, conf = maps_from_scores(scores, logits, self.label_dtype)
+            labels[idx], confidence[idx] = _host(lab), _host(conf)
+            self.trim()
+        return labels.reshape(th, tw), confidence.reshape(th, tw)
+
+
+def enumerate_runs(flat: np.ndarray, width: int):
+    """Yield ``(k, (row, col, n))``: runs of consecutive indices of ``flat`` within one row of ``width``.
+
+    ``k`` is the position of the run's first index in ``flat`` (sorted flat indices of
+    an ``(H, width)`` grid).
+    """
+    if flat.size == 0:
+        return
+    rows = flat // width
+    breaks = np.flatnonzero((np.diff(flat) != 1) | (np.diff(rows) != 0)) + 1
+    starts = np.concatenate(([0], breaks))
+    stops = np.concatenate((breaks, [flat.size]))
+    for a, b in zip(starts.tolist(), stops.tolist()):
+        yield a, (int(rows[a]), int(flat[a] - rows[a] * width), b - a)

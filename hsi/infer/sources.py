@@ -5,7 +5,10 @@ Every source gives ``shape`` ``(H, W, C)``, ``wavelengths`` (nm or None) and
 scene larger than memory is visited window by window: HDF5 (chunked) by slicing, ENVI and
 ERDAS through read-only memory maps (:func:`hsi.io.open_cube`), ``.npy`` through
 ``numpy.load(mmap_mode="r")``. :func:`read_padded_block` cuts a tile plus its margin from
-the scene as if the scene had been padded like the training cube.
+the scene as if the scene had been padded like the training cube. :func:`raw_window` gives
+a window without a copy where the source allows (arrays, ``.npy`` maps), for the fused
+read-and-scale pass of :func:`hsi.infer.predict.load_scaled_block`, and
+:func:`release_pages` lets a memory map drop the pages of the rows it has read.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ import numpy as np
 from hsi.errors import CubeFormatError, LayoutError
 from hsi.infer.windows import padded_index
 
-__all__ = ["ArraySource", "NpySource", "SceneSource", "open_scene_source", "read_padded_block"]
+__all__ = ["ArraySource", "NpySource", "SceneSource", "open_scene_source", "raw_window", "read_padded_block",
+           "release_pages"]
 
 
 class SceneSource(Protocol):
@@ -28,6 +32,7 @@ class SceneSource(Protocol):
     shape: tuple[int, int, int]
     wavelengths: np.ndarray | None
     name: str
+    georef: Any  # hsi.io.georef.GeoRef or None
 
     def read_window(self, rows: slice, cols: slice) -> np.ndarray:
         """``(h, w, C)`` float32 block."""
@@ -47,9 +52,11 @@ class ArraySource:
         Band centres in nm.
     name : str
         Used in error messages.
+    georef : hsi.io.georef.GeoRef, optional
+        Where the cube lies on the map; the outputs carry it.
     """
 
-    def __init__(self, array: Any, wavelengths: Any = None, name: str = "array") -> None:
+    def __init__(self, array: Any, wavelengths: Any = None, name: str = "array", georef: Any = None) -> None:
         if getattr(array, "ndim", None) != 3:
             raise CubeFormatError(f"{name}: a cube must be (H, W, C); found shape {getattr(array, 'shape', None)}")
         self.array = array
@@ -57,10 +64,20 @@ class ArraySource:
         self.wavelengths = None if wavelengths is None else np.asarray(wavelengths, dtype=np.float64)
         self.name = name
         self.header: Path | None = None
+        self.georef = georef
 
     def read_window(self, rows: slice, cols: slice) -> np.ndarray:
         """``(h, w, C)`` float32 copy of the window."""
         return np.array(self.array[rows, cols], dtype=np.float32, order="C")
+
+    def raw_window(self, rows: slice, cols: slice) -> np.ndarray:
+        """The ``(h, w, C)`` window in the array's own dtype, a view where the array allows (no copy)."""
+        if isinstance(self.array, np.ndarray):
+            return self.array[rows, cols]
+        return self.read_window(rows, cols)
+
+    def release(self, rows: tuple[int, int] | None = None) -> None:
+        """Nothing to release (see :meth:`NpySource.release`)."""
 
     def close(self) -> None:
         """Nothing to release."""
@@ -104,10 +121,29 @@ class NpySource(ArraySource):
         3 GB resident (the data stay in the page cache; only this process lets go of them).
         """
         out = super().read_window(rows, cols)
-        mm = getattr(self._mmap, "_mmap", None)
-        if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-            mm.madvise(mmap.MADV_DONTNEED)
+        self.release()
         return out
+
+    def release(self, rows: tuple[int, int] | None = None) -> None:
+        """Let go of the mapped pages read so far (they stay in the page cache), after :meth:`raw_window` reads.
+
+        ``rows`` ``(start, stop)`` limits it to the pages of those scene rows (an HWC file),
+        so a block read a few rows at a time never holds more than a few rows' pages.
+        """
+        mm = getattr(self._mmap, "_mmap", None)
+        if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        array = self._mmap
+        if rows is None or self.array is not array or not array.flags.c_contiguous:
+            mm.madvise(mmap.MADV_DONTNEED)
+            return
+        row_bytes = array.strides[0]
+        base = int(array.offset) % mmap.ALLOCATIONGRANULARITY  # where numpy's mapping puts the array
+        start = base + rows[0] * row_bytes
+        start -= start % mmap.PAGESIZE
+        stop = min(len(mm), base + rows[1] * row_bytes)
+        if stop > start:
+            mm.madvise(mmap.MADV_DONTNEED, start, stop - start)
 
     def close(self) -> None:
         """Drop the memory map."""
@@ -126,6 +162,7 @@ class LazySource:
         self.wavelengths = lazy.wavelengths
         self.name = str(path)
         self.header = _envi_header(path)
+        self.georef = lazy.meta.get("georef")
 
     def read_window(self, rows: slice, cols: slice) -> np.ndarray:
         """``(h, w, C)`` float32 block, as :func:`hsi.io.read_cube` would give those pixels."""
@@ -134,6 +171,26 @@ class LazySource:
     def close(self) -> None:
         """Release the file."""
         self._lazy.close()
+
+
+def raw_window(source: SceneSource, rows: slice, cols: slice) -> np.ndarray:
+    """The window in the source's own dtype without a copy where it can (``raw_window``), else ``read_window``."""
+    read = getattr(source, "raw_window", None)
+    return read(rows, cols) if read is not None else source.read_window(rows, cols)
+
+
+def release_pages(source: SceneSource, rows: tuple[int, int] | None = None) -> None:
+    """Call the source's ``release`` (memory-mapped pages let go of, of scene ``rows`` or all) when it has one."""
+    release = getattr(source, "release", None)
+    if release is None:
+        return
+    if rows is None:
+        release()
+    else:
+        try:
+            release(rows)
+        except TypeError:  # a release() of its own that takes no rows
+            release()
 
 
 def _envi_header(path: Path) -> Path | None:
@@ -145,7 +202,7 @@ def _envi_header(path: Path) -> Path | None:
     return find_pair(path)[0]
 
 
-def open_scene_source(cube: Any, key: str | None = None, layout: str | None = None) -> SceneSource:
+def open_scene_source(cube: Any, key: str | None = None, layout: str | None = None, georef: str = "check") -> SceneSource:
     """A :class:`SceneSource` for a path, an array or an :class:`hsi.io.Cube`.
 
     Parameters
@@ -157,19 +214,44 @@ def open_scene_source(cube: Any, key: str | None = None, layout: str | None = No
         Variable / dataset name inside a MATLAB or HDF5 file.
     layout : str, optional
         Axis order when the file's cannot be decided ("HWC", "CHW", ...).
+    georef : {"check", "ignore"}
+        How a cube file's georeference is read (:func:`hsi.io.open_cube`).
     """
     from hsi.io import Cube, open_cube
 
     if isinstance(cube, Cube):
-        return ArraySource(cube.data, cube.wavelengths, str(cube.meta.get("source", "cube")))
+        return ArraySource(cube.data, cube.wavelengths, str(cube.meta.get("source", "cube")), cube.meta.get("georef"))
     if isinstance(cube, np.ndarray):
         return ArraySource(cube)
     path = Path(cube)
     if path.suffix.lower() == ".npy":
         if key is not None:
             raise CubeFormatError(f"{path}: a .npy file holds one array; cube_key={key!r} does not apply")
-        return NpySource(path, layout)
-    return LazySource(open_cube(path, key=key, layout=layout), path)
+        wavelengths, geo = _npy_scene_meta(path, georef)
+        source = NpySource(path, layout, wavelengths)
+        source.georef = geo
+        return source
+    return LazySource(open_cube(path, key=key, layout=layout, georef=georef), path)
+
+
+def _npy_scene_meta(path: Path, georef: str) -> tuple[Any, Any]:
+    """Wavelengths and georeference of ``cube.npy`` in a folder written by ``hsi convert --to npy`` (else None, None)."""
+    import json
+
+    from hsi.io.convert import NPY_FORMAT
+    from hsi.io.georef import GeoRef, check_usable
+
+    meta_path = path.parent / "meta.json"
+    if path.name != "cube.npy" or not meta_path.is_file():
+        return None, None
+    try:
+        meta = json.loads(meta_path.read_text())
+    except (OSError, ValueError):
+        return None, None  # a meta.json of someone else's: the .npy alone, as for any other
+    if not isinstance(meta, dict) or meta.get("format") != NPY_FORMAT:
+        return None, None
+    geo = None if georef == "ignore" else check_usable(GeoRef.from_dict(meta.get("georef")), str(meta_path))
+    return meta.get("wavelengths"), geo
 
 
 def _runs(index: np.ndarray) -> list[tuple[int, int]]:

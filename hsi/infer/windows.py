@@ -4,7 +4,9 @@ A scene axis of length ``n`` is covered by tiles of length ``t = min(tile, n)`` 
 every ``t - overlap`` pixels; the last tile is moved back to end exactly at the scene edge,
 so tiles that do not divide the scene still cover it without running off it. Each tile's
 input also carries a margin (``halo``) read from the scene padded as in training, so a
-pixel's output does not depend on which tile computed it.
+pixel's output does not depend on which tile computed it. :func:`block_plan` and
+:func:`fill_strips` build that margin from the block's own edge strips (one scene window
+read, the strips copied), which equals ``numpy.pad`` of the whole scene.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from hsi.errors import OptionError
 
-__all__ = ["TileGrid", "padded_index", "tile_starts", "weight_window"]
+__all__ = ["BlockPlan", "TileGrid", "block_plan", "fill_strips", "padded_index", "tile_starts", "weight_window"]
 
 
 def tile_starts(n: int, tile: int, overlap: int) -> list[int]:
@@ -168,3 +170,81 @@ def padded_index(start: int, stop: int, n: int, mode: str) -> np.ndarray:
         j = np.mod(i, period)
         return np.where(j < n, j, period - 1 - j)
     raise OptionError("padding", mode, "one of reflect, symmetric, edge, constant, zeros, wrap")
+
+
+@dataclass(frozen=True)
+class BlockPlan:
+    """How a padded block is made from one scene window and copies of its own edge strips.
+
+    Attributes
+    ----------
+    scene_rows, scene_cols : (start, stop)
+        The scene window read (the block's positions inside the scene: its *core*).
+    top, left : int
+        Block position of the core's first row and column.
+    row_src, col_src : np.ndarray
+        ``(block_h,)`` / ``(block_w,)`` int64: the block row (column) each block row
+        (column) copies, itself inside the core; -1 where zero padding puts a 0.
+    """
+
+    scene_rows: tuple[int, int]
+    scene_cols: tuple[int, int]
+    top: int
+    left: int
+    row_src: np.ndarray
+    col_src: np.ndarray
+
+    @property
+    def bottom(self) -> int:
+        """Block row after the core's last one."""
+        return self.top + self.scene_rows[1] - self.scene_rows[0]
+
+    @property
+    def right(self) -> int:
+        """Block column after the core's last one."""
+        return self.left + self.scene_cols[1] - self.scene_cols[0]
+
+
+def _axis_plan(start: int, stop: int, halo: int, n: int, mode: str) -> tuple[tuple[int, int], int, np.ndarray] | None:
+    """Scene span, core offset and source positions of one block axis; None when a source lies outside the core."""
+    index = padded_index(start - halo, stop + halo, n, mode)
+    lo, hi = max(0, start - halo), min(n, stop + halo)
+    offset = start - halo
+    src = np.where(index >= 0, index - offset, -1)
+    inside = src[src >= 0]
+    if inside.size and (inside.min() < lo - offset or inside.max() >= hi - offset):
+        return None
+    return (lo, hi), lo - offset, src
+
+
+def block_plan(rows: tuple[int, int], cols: tuple[int, int], halo: int, height: int, width: int,
+               mode: str) -> BlockPlan | None:
+    """The :class:`BlockPlan` of the tile ``rows`` x ``cols`` with margin ``halo``, or None.
+
+    None when some padded position copies a scene pixel outside the block's core (a
+    "wrap" padding, or a scene narrower than the margin): the caller then gathers the
+    block from the scene (:func:`hsi.infer.sources.read_padded_block`).
+    """
+    r = _axis_plan(rows[0], rows[1], halo, height, mode)
+    c = _axis_plan(cols[0], cols[1], halo, width, mode)
+    if r is None or c is None:
+        return None
+    return BlockPlan(r[0], c[0], r[1], c[1], r[2], c[2])
+
+
+def fill_strips(block: np.ndarray, plan: BlockPlan) -> None:
+    """Fill the margin of ``block`` around its core in place, as ``numpy.pad`` of the scene would.
+
+    Only the thin edge strips are written: the left and right strips of the core rows from
+    the core's columns, then the top and bottom strips (full width, corners included)
+    from the rows so completed; zero padding writes zeros.
+    """
+    a, b, c, d = plan.top, plan.bottom, plan.left, plan.right
+    for cols in (slice(0, c), slice(d, block.shape[1])):
+        src = plan.col_src[cols]
+        if src.size:
+            block[a:b, cols] = 0.0 if src[0] < 0 else block[a:b, src]
+    for rows in (slice(0, a), slice(b, block.shape[0])):
+        src = plan.row_src[rows]
+        if src.size:
+            block[rows] = 0.0 if src[0] < 0 else block[src]

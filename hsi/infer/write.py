@@ -4,13 +4,17 @@ Everything is written into a staging folder beside ``out`` (:mod:`hsi.transactio
 ``.npy`` maps are memory-mapped there from the start) and moved into ``out`` only when
 the run has finished, the manifest last. Files:
 
-- ``labels.npy`` ``(H, W)`` class ids ``1..K`` (0 at no-data pixels and where ``mask_unlabeled``
-  masked the ground truth's unlabeled pixels), ``confidence.npy`` ``(H, W)`` float32 (0 at no-data),
-  ``probabilities.npy`` ``(H, W, K)`` float16 (optional);
+- ``"npy"``: ``labels.npy`` ``(H, W)`` class ids ``1..K`` (0 at no-data pixels and where
+  ``mask_unlabeled`` masked the ground truth's unlabeled pixels), ``confidence.npy`` ``(H, W)``
+  float32 (0 at no-data), ``probabilities.npy`` ``(H, W, K)`` float16 (optional);
+- ``"gtiff"``, each with the cube's CRS and transform: ``labels.tif`` (Cloud-Optimized GeoTIFF,
+  nodata 0, colour table, class names as GDAL category names in ``labels.tif.aux.xml`` and as
+  a band tag), ``confidence.tif`` and ``probabilities.tif`` (float32, nodata NaN at no-data
+  pixels; one band per class, named);
 - ``map.png`` (legend of class names, the scene's palette, ground-truth background dimmed
   or masked), ``false_color.png``, ``confidence.png``;
-- ``classification.img`` + ``.hdr`` (ENVI Classification with names and colours, the
-  source header's map info carried over);
+- ``"envi"``: ``classification.img`` + ``.hdr`` (ENVI Classification with names and colours,
+  ``map info`` and ``coordinate system string`` from the cube's georeference);
 - ``metrics.json`` when ground truth exists; ``inference.json``, the manifest of what was
   written (each file's size and SHA-256). Only files listed in an earlier manifest are ever
   replaced (``overwrite=True``), and the earlier run's outputs go as a whole.
@@ -27,14 +31,22 @@ import numpy as np
 
 from hsi import transaction
 from hsi._atomic import is_disk_full, write_bytes_atomic
-from hsi.errors import DiskFullError
+from hsi.errors import DiskFullError, OptionError
+from hsi.infer.options import OUTPUT_FORMATS
 
-__all__ = ["MANIFEST", "OUTPUT_FILES", "abandon_folder", "check_space", "discard_folder", "prepare_folder", "write_folder"]
+__all__ = ["FORMATS", "FORMAT_FILES", "MANIFEST", "OUTPUT_FILES", "abandon_folder", "check_space", "discard_folder", "prepare_folder", "write_folder"]
 
 MANIFEST = "inference.json"
 #: every file an inference run may write into its folder
-OUTPUT_FILES = ("labels.npy", "confidence.npy", "probabilities.npy", "map.png", "false_color.png", "confidence.png",
+OUTPUT_FILES = ("labels.npy", "confidence.npy", "probabilities.npy", "labels.tif", "labels.tif.aux.xml",
+                "confidence.tif", "probabilities.tif", "map.png", "false_color.png", "confidence.png",
                 "classification.img", "classification.hdr", "metrics.json", MANIFEST)
+#: what ``formats`` of :func:`write_folder` choose from (``InferOptions.format``; PNGs and JSON are always written)
+FORMATS = OUTPUT_FORMATS
+#: the maps each format writes
+FORMAT_FILES = {"npy": ("labels.npy", "confidence.npy", "probabilities.npy"),
+                "envi": ("classification.img", "classification.hdr"),
+                "gtiff": ("labels.tif", "labels.tif.aux.xml", "confidence.tif", "probabilities.tif")}
 
 
 #: carries rank 0's staging folder to the DDP ranks Lightning starts, so every rank maps the same files
@@ -72,17 +84,25 @@ def discard_folder(folder: Path) -> None:
     transaction.Staging.from_path(folder, MANIFEST, COMMAND).abort()
 
 
-def check_space(folder: Path, shape: tuple[int, int], num_classes: int, probabilities: bool, rgb: bool) -> int:
-    """The bytes the outputs need (:func:`hsi.infer.arrays.output_bytes`), checked free beside ``out``; returns them.
+def check_space(folder: Path, shape: tuple[int, int], num_classes: int, probabilities: bool, rgb: bool,
+                formats: tuple[str, ...] = FORMATS) -> int:
+    """The bytes the outputs need, checked free beside ``out``; returns them.
+
+    The memory-mapped maps and the ENVI copy (:func:`hsi.infer.arrays.output_bytes`), plus,
+    with "gtiff" among ``formats``, the GeoTIFFs uncompressed (the class map twice: its
+    scratch copy and the COG).
 
     Raises
     ------
     DiskFullError
         Less than that is free on the filesystem of the staging folder (before any compute).
     """
-    from hsi.infer.arrays import output_bytes
+    from hsi.infer.arrays import label_dtype, output_bytes
 
     needed = output_bytes(shape, num_classes, probabilities, rgb)
+    if "gtiff" in formats:
+        pixels = int(shape[0]) * int(shape[1])
+        needed += pixels * (2 * label_dtype(num_classes).itemsize + 4 + (4 * num_classes if probabilities else 0))
     transaction.require_free_space(_target(folder), needed, f"the {COMMAND} outputs of a {shape[0]} x {shape[1]} map")
     return needed
 
@@ -110,8 +130,8 @@ def _json_bytes(obj: Any) -> bytes:
 
 
 def write_folder(folder: Path, results: Any, *, class_names: list[str], palette: np.ndarray,
-                 background: np.ndarray | None, metrics: dict[str, Any] | None, source_header: Path | None,
-                 nodata: np.ndarray | None = None,
+                 background: np.ndarray | None, metrics: dict[str, Any] | None, source_header: Path | None = None,
+                 nodata: np.ndarray | None = None, georef: Any = None, formats: tuple[str, ...] = FORMATS,
                  manifest: dict[str, Any], rgb_title: str) -> dict[str, Path]:
     """Write every output of a finished run into ``folder``; returns ``{name: path}``.
 
@@ -124,12 +144,18 @@ def write_folder(folder: Path, results: Any, *, class_names: list[str], palette:
     class_names, palette : list[str], (K + 1, 3) uint8
     background : (H, W) bool or None
         Ground-truth background to draw dimmed (None when masked or without ground truth).
-    nodata : (H, W) bool or None
-        No-data pixels (label 0), drawn in the map's no-data colour.
     metrics : dict or None
         Written as ``metrics.json``.
     source_header : Path or None
-        ENVI header of the cube, whose map info is carried over.
+        ENVI header of the cube, whose map info is copied into the ENVI classification when
+        ``georef`` is None.
+    nodata : (H, W) bool or None
+        No-data pixels (label 0), drawn in the map's no-data colour and NaN in the float GeoTIFFs.
+    georef : hsi.io.georef.GeoRef or None
+        The cube's georeference: CRS and transform of the GeoTIFFs, map info of the ENVI file.
+    formats : tuple of {"npy", "envi", "gtiff"}
+        Which maps to write (:data:`FORMAT_FILES`); without "npy" the memory-mapped maps are
+        not kept. The PNGs, ``metrics.json`` and the manifest are always written.
     manifest : dict
         Run description stored in ``inference.json`` (the files with sizes and SHA-256 are added).
     rgb_title : str
@@ -140,25 +166,54 @@ def write_folder(folder: Path, results: Any, *, class_names: list[str], palette:
     dict
         ``{name: path}`` of every file in the output folder, the manifest included.
     """
-    from hsi.io.envi_write import write_classification
     from hsi.viz import plot_class_map, plot_confidence, plot_false_color
 
+    unknown = sorted(set(formats) - set(FORMATS))
+    if unknown:
+        raise OptionError("format", unknown[0], f"one or more of {', '.join(FORMATS)}")
     files: dict[str, Path] = {}
     labels = np.asarray(results.labels)
     files["map.png"] = folder / "map.png"
     plot_class_map(labels, class_names, palette, files["map.png"], background=background, nodata=nodata,
-                   title=f"{manifest.get('cube', 'scene')}: predicted classes")
+                   title=f"{manifest.get('cube', 'scene')}: predicted classes", georef=georef)
     if results.rgb is not None:
         files["false_color.png"] = folder / "false_color.png"
-        plot_false_color(results.rgb, files["false_color.png"], title=rgb_title)
+        plot_false_color(results.rgb, files["false_color.png"], title=rgb_title, georef=georef)
     files["confidence.png"] = folder / "confidence.png"
-    plot_confidence(results.confidence, files["confidence.png"])
-    header = write_classification(folder / "classification", labels, ["Unclassified", *class_names], palette,
-                                  source_header=source_header, description=f"hsi infer {manifest.get('checkpoint', '')}")
-    files["classification.hdr"], files["classification.img"] = header, header.with_suffix(".img")
+    plot_confidence(results.confidence, files["confidence.png"], georef=georef)
+    names = ["Unclassified", *class_names]
+    if "envi" in formats:
+        _write_envi(folder, labels, names, palette, georef, source_header, manifest)
+    if "gtiff" in formats:
+        _write_gtiff(folder, results, names, palette, georef, nodata)
     if metrics is not None:
         files["metrics.json"] = folder / "metrics.json"
         write_bytes_atomic(files["metrics.json"], _json_bytes(metrics))
-    results.commit()  # the maps get their names inside the staging folder
+    committed = results.commit()  # the maps get their names inside the staging folder
+    if "npy" not in formats:
+        for path in committed.values():
+            path.unlink()
     # into place, the manifest last (an earlier run's outputs that this one did not write go with it)
     return transaction.Staging.from_path(folder, MANIFEST, COMMAND).commit(manifest)
+
+
+def _write_envi(folder: Path, labels: np.ndarray, names: list[str], palette: np.ndarray, georef: Any,
+                source_header: Path | None, manifest: dict[str, Any]) -> None:
+    """``classification.img`` + ``.hdr``: map info from ``georef`` (the source header's only without one)."""
+    from hsi.io.envi_write import write_classification
+
+    write_classification(folder / "classification", labels, names, palette, georef=georef,
+                         source_header=source_header if georef is None else None,
+                         description=f"hsi infer {manifest.get('checkpoint', '')}")
+
+
+def _write_gtiff(folder: Path, results: Any, names: list[str], palette: np.ndarray, georef: Any,
+                 nodata: np.ndarray | None) -> None:
+    """``labels.tif`` (+ ``.aux.xml``), ``confidence.tif`` and, when kept, ``probabilities.tif``."""
+    from hsi.io.geotiff_write import write_float_tif, write_label_cog
+
+    write_label_cog(folder / "labels.tif", results.labels, names, palette, georef)
+    write_float_tif(folder / "confidence.tif", results.confidence, georef, nodata_mask=nodata)
+    if results.probabilities is not None:
+        write_float_tif(folder / "probabilities.tif", results.probabilities, georef, nodata_mask=nodata,
+                        band_names=names[1:])

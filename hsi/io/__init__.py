@@ -2,7 +2,9 @@
 
 ``read_cube`` returns a :class:`Cube` (float32 H x W x C, ascending nm wavelengths, meta);
 ``read_labels`` an (H, W) int64 map; ``open_cube`` a :class:`LazyCube` for windowed reads.
-Formats: MATLAB .mat v5 and v7.3, HDF5, ENVI (.hdr + binary), ERDAS LAN/GIS.
+Formats: MATLAB .mat v5 and v7.3, HDF5, ENVI (.hdr + binary), ERDAS LAN/GIS, GeoTIFF
+(.tif/.tiff through rasterio: a multi-band file is a cube, a single-band one a label map;
+:func:`hsi.io.labels.read_label_georef` gives a label file's georeference).
 """
 
 from __future__ import annotations

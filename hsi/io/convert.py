@@ -1,4 +1,4 @@
-"""Convert any readable cube to a chunked HDF5 file or to ``.npy`` + ``meta.json``, then verify it.
+"""Convert any readable cube to a chunked HDF5 file, ``.npy`` + ``meta.json`` or a GeoTIFF, then verify it.
 
 What is written is what :func:`hsi.io.read_cube` returns for the input: float32
 ``H x W x C``, ascending nm wavelengths, the file's scale factor applied and its ignore
@@ -10,7 +10,13 @@ the output appears under its final name only once it is complete:
   with no key;
 - ``to="npy"``: a folder holding ``cube.npy``, ``labels.npy`` (when labels are given) and
   ``meta.json`` (shape, wavelengths, source, what the reader did, and each file's size and
-  SHA-256), staged beside it and committed with ``meta.json`` last (:mod:`hsi.transaction`).
+  SHA-256), staged beside it and committed with ``meta.json`` last (:mod:`hsi.transaction`);
+- ``to="gtiff"``: one tiled, deflated GeoTIFF (:func:`hsi.io.geotiff_write.write_cube_gtiff`)
+  with the GDAL band metadata ``wavelength`` / ``wavelength_units``, nodata NaN.
+
+The georeference of the input (``meta["georef"]``: CRS and transform) is kept by every
+route: HDF5 attributes ``crs`` / ``transform`` / ``pixel_is``, ``meta.json``'s ``georef``,
+the GeoTIFF's own CRS and transform; verification compares it too.
 
 Free space for the uncompressed output is checked before starting, and a disk that fills
 up while writing ends in one :class:`~hsi.errors.DiskFullError`, the partial output removed.
@@ -55,7 +61,7 @@ class ConvertReport:
     out : Path
         The file (h5) or folder (npy) written.
     to : str
-        ``"h5"`` or ``"npy"``.
+        ``"h5"``, ``"npy"`` or ``"gtiff"``.
     shape : tuple of int
         ``(H, W, C)`` written.
     input_bytes : int
@@ -116,16 +122,36 @@ def _is_hsi_h5(path: Path) -> bool:
         return False
 
 
+def _is_hsi_gtiff(path: Path) -> bool:
+    """Whether ``path`` is a GeoTIFF cube that :func:`convert` wrote (its ``HSI_FORMAT`` tag)."""
+    import rasterio
+
+    from hsi.io.geotiff_write import FORMAT_TAG
+
+    try:
+        with rasterio.Env(), rasterio.open(path) as src:
+            return src.tags().get(FORMAT_TAG) == "hsi-cube"
+    except rasterio.errors.RasterioError:
+        return False
+
+
 def _check_target(out: Path, to: str, overwrite: bool) -> None:
     """Refuse a target that exists (unless ``overwrite``) or that hsi did not write; clean leftovers beside it."""
     from hsi import transaction
 
-    if to not in ("h5", "npy"):
-        raise OptionError("to", to, "'h5' (one chunked HDF5 file) or 'npy' (a folder of .npy files + meta.json)")
+    if to not in ("h5", "npy", "gtiff"):
+        raise OptionError("to", to, "'h5' (one chunked HDF5 file), 'npy' (a folder of .npy files + meta.json) or "
+                                    "'gtiff' (one tiled GeoTIFF)")
+    if to == "gtiff" and out.suffix.lower() not in (".tif", ".tiff"):
+        raise OptionError("out", str(out), "a .tif or .tiff file name with to='gtiff' (--to gtiff), so readers know it")
     if out.exists() and not overwrite:
         raise OverwriteError(f"{out}: already exists; pass overwrite=True (--overwrite) to replace it")
     if to == "npy":
         transaction.check_target(out, manifest="meta.json", outputs=NPY_FILES, overwrite=overwrite, command=COMMAND)
+    elif to == "gtiff":
+        if out.is_dir() or (out.exists() and not _is_hsi_gtiff(out)):
+            raise OverwriteError(f"{out}: exists but is not a GeoTIFF cube written by hsi (no HSI_FORMAT tag); "
+                                 "refusing to replace it; move it away or choose another name")
     elif out.is_dir() or (out.exists() and not _is_hsi_h5(out)):
         raise OverwriteError(f"{out}: exists but is not an HDF5 file written by hsi (no hsi_format attribute); "
                              "refusing to replace it; move it away or choose another name")
@@ -145,6 +171,7 @@ def _meta(lazy: Any, labels: np.ndarray | None, input_path: Path) -> dict[str, A
         "labels": None if labels is None else "labels.npy",
         "source": str(input_path),
         "read": read,
+        "georef": None if lazy.meta.get("georef") is None else lazy.meta["georef"].to_dict(),
     }
 
 
@@ -179,7 +206,7 @@ def _write_h5(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path,
     meta = _meta(lazy, labels, input_path)
     with open_h5_writer(out, lazy.shape, np.float32, label_dtype=None if labels is None else labels.dtype,
                         wavelengths=lazy.wavelengths, source=str(input_path), preprocessing={"read": meta["read"]},
-                        overwrite=overwrite, **h5_options) as handle:
+                        overwrite=overwrite, georef=lazy.meta.get("georef"), **h5_options) as handle:
         _copy_blocks(lazy, handle["cube"], progress)
         if labels is not None:
             handle["labels"][...] = labels
@@ -214,7 +241,7 @@ def _output_bytes(shape: tuple[int, ...], labels: np.ndarray | None) -> int:
 def convert(
     input_path: str | Path,
     out: str | Path,
-    to: Literal["h5", "npy"] = "h5",
+    to: Literal["h5", "npy", "gtiff"] = "h5",
     *,
     labels_path: str | Path | None = None,
     key: str | None = None,
@@ -226,18 +253,19 @@ def convert(
     n_windows: int = 32,
     progress: Progress | bool | None = None,
 ) -> ConvertReport:
-    """Convert a cube file (and its labels) to HDF5 or ``.npy`` + ``meta.json``, then verify the output.
+    """Convert a cube file (and its labels) to HDF5, ``.npy`` + ``meta.json`` or GeoTIFF, then verify the output.
 
     Parameters
     ----------
     input_path : str or Path
-        Any file :func:`hsi.io.read_cube` reads (.mat, .h5, ENVI .hdr, ERDAS .lan).
+        Any file :func:`hsi.io.read_cube` reads (.mat, .h5, ENVI .hdr, ERDAS .lan, GeoTIFF).
     out : str or Path
-        The ``.h5`` file (``to="h5"``) or the folder (``to="npy"``) to write.
-    to : {"h5", "npy"}
+        The ``.h5`` file (``to="h5"``), the folder (``to="npy"``) or the ``.tif`` (``to="gtiff"``) to write.
+    to : {"h5", "npy", "gtiff"}
         Output format.
     labels_path : str or Path, optional
-        Label map to store beside the cube (may be ``input_path`` itself).
+        Label map to store beside the cube (may be ``input_path`` itself); not with ``to="gtiff"``
+        (a GeoTIFF holds one raster).
     key : str, optional
         Cube variable / dataset in the input (None: discovered).
     labels_key : str, optional
@@ -267,7 +295,10 @@ def convert(
     input_path, out = Path(input_path), Path(out)
     progress = RowProgress() if progress is True else (progress or None)
     _check_target(out, to, overwrite)
-    if to == "npy" and (compression is not None or chunks != "auto"):
+    if to == "gtiff" and labels_path is not None:
+        raise OptionError("labels_path", str(labels_path), "None with to='gtiff': a GeoTIFF holds the cube alone; "
+                                                             "convert to h5 or npy to keep labels with the cube")
+    if to != "h5" and (compression is not None or chunks != "auto"):
         raise OptionError("compression" if compression is not None else "chunks",
                           compression if compression is not None else chunks, "only with to='h5'")
     if int(n_windows) < 4:
@@ -288,6 +319,10 @@ def convert(
             if to == "h5":
                 _write_h5(lazy, labels, out, input_path, progress, overwrite,
                           {"compression": compression, "chunks": chunks})
+            elif to == "gtiff":
+                from hsi.io.geotiff_write import write_cube_gtiff
+
+                write_cube_gtiff(out, lazy, lazy.wavelengths, lazy.meta.get("georef"), progress=progress)
             else:
                 _write_npy(lazy, labels, out, input_path, progress, overwrite)
     try:
@@ -369,6 +404,19 @@ def _compare(expected: np.ndarray, found: np.ndarray, where: str) -> None:
         )
 
 
+def _check_georef(source: Any, output: Any, out: Path, input_path: str | Path) -> None:
+    """Raise :class:`IntegrityError` unless both georeferences are absent or the same (CRS, transform, pixel_is)."""
+    if source is None and output is None:
+        return
+    same = (source is not None and output is not None and source.same_grid(output, tolerance=1e-9)
+            and source.pixel_is == output.pixel_is)
+    if not same:
+        def said(g: Any) -> str:
+            return "none" if g is None else g.describe()
+
+        raise IntegrityError(f"{out}: georeference ({said(output)}) differs from that of {input_path} ({said(source)})")
+
+
 def verify_conversion(
     input_path: str | Path,
     out: str | Path,
@@ -387,7 +435,7 @@ def verify_conversion(
     input_path : str or Path
         The source cube file.
     out : str or Path
-        The ``.h5`` file or ``.npy`` folder written by :func:`convert`.
+        The ``.h5`` file, ``.npy`` folder or ``.tif`` written by :func:`convert`.
     key, layout : str, optional
         As given to :func:`convert` for the source.
     labels_path, labels_key : optional
@@ -403,6 +451,7 @@ def verify_conversion(
         ``(windows compared, windows in the scene)``.
     """
     from hsi.io import open_cube, read_labels
+    from hsi.io.georef import GeoRef
 
     if int(n_windows) < 4:
         raise OptionError("n_windows", n_windows, "an integer >= 4 (the four corners are always compared)")
@@ -412,12 +461,13 @@ def verify_conversion(
         if out.is_dir():
             cube, out_labels, meta = open_npy_scene(out)
             out_wl = None if meta.get("wavelengths") is None else np.asarray(meta["wavelengths"])
+            out_georef = GeoRef.from_dict(meta.get("georef"))
 
             def read(rows: slice, cols: slice) -> np.ndarray:
                 return np.asarray(cube[rows, cols])
         else:
             dst = stack.enter_context(open_cube(out))
-            out_wl, read = dst.wavelengths, dst.read_window
+            out_wl, read, out_georef = dst.wavelengths, dst.read_window, dst.meta.get("georef")
             out_labels = read_labels(out) if labels_path is not None else None
             cube = dst
         if tuple(cube.shape) != tuple(src.shape):
@@ -425,6 +475,7 @@ def verify_conversion(
         if (out_wl is None) != (src.wavelengths is None) or (
                 out_wl is not None and not np.array_equal(out_wl, src.wavelengths)):
             raise IntegrityError(f"{out}: wavelengths differ from those of {input_path}")
+        _check_georef(src.meta.get("georef"), out_georef, out, input_path)
         windows, total = sample_windows(src.shape, int(n_windows), window)
         for rows, cols in windows:
             _compare(src.read_window(rows, cols), read(rows, cols),

@@ -24,7 +24,8 @@ class Cube:
         ``original_shape``, ``original_layout``, ``layout_reason``, ``reversed_bands``,
         ``sorted_bands``, ``band_index`` (raw band of each output band, None if unchanged),
         ``scale_factor``, ``ignore_value``, ``n_ignored``, ``bbl`` (output band order),
-        ``removed_bands`` (raw indices), ``wavelength_source``, ``wavelength_units``...
+        ``removed_bands`` (raw indices), ``wavelength_source``, ``wavelength_units``,
+        ``georef`` (:class:`hsi.io.georef.GeoRef` or None)...
     """
 
     data: np.ndarray
@@ -61,6 +62,7 @@ def read_cube(
     drop_bad_bands: bool = False,
     scale: bool | float = True,
     band_order: str = "auto",
+    georef: str = "check",
 ) -> Cube:
     """Read a hyperspectral cube from .mat (v5, v7.3), .h5/.hdf5, ENVI (.hdr) or ERDAS .lan.
 
@@ -78,6 +80,9 @@ def read_cube(
         a number divides by that number instead.
     band_order : "auto" reverses descending wavelengths and sorts AVIRIS-style detector
         overlaps; "strict" accepts only monotonic wavelengths.
+    georef : "check" reads the georeference (``meta["georef"]``, a
+        :class:`hsi.io.georef.GeoRef` or None) and refuses a broken one
+        (:class:`hsi.errors.GeoRefError`); "ignore" reads none.
 
     Returns
     -------
@@ -89,7 +94,7 @@ def read_cube(
     """
     lazy = open_cube(
         path, key, layout, expected_bands=expected_bands, drop_bad_bands=drop_bad_bands,
-        scale=scale, band_order=band_order,
+        scale=scale, band_order=band_order, georef=georef,
     )
     with lazy:
         data, n_ignored = lazy._read(slice(None), slice(None))

@@ -1,7 +1,8 @@
 """Plain-text facts about a cube or a label map: what ``hsi inspect`` prints.
 
 :func:`describe_cube` reports the chosen key, shape, layout decision, storage interleave,
-wavelengths, any scale applied, non-finite and negative counts, constant bands and
+wavelengths, any scale applied, the georeference (CRS, transform) and nodata value,
+non-finite and negative counts, constant bands and
 per-band ranges; :func:`describe_labels` the class counts of a label map (and says when a
 2-D array looks like data rather than classes).
 """
@@ -13,7 +14,7 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["MAX_CLASSES", "describe_cube", "describe_labels", "describe_scale"]
+__all__ = ["MAX_CLASSES", "describe_cube", "describe_georef", "describe_labels", "describe_scale"]
 
 #: Per-class counts printed for at most this many classes.
 MAX_SHOWN = 30
@@ -33,12 +34,43 @@ def _band_stats(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.nanmin(finite, axis=0), np.nanmax(finite, axis=0)
 
 
+def _per_band(values: list[float] | None) -> str:
+    """``1e-04`` when all bands share it, else the first values."""
+    if len(set(values)) == 1:
+        return f"{_fmt(values[0])} (all bands)"
+    return ", ".join(_fmt(v) for v in values[:6]) + (", ..." if len(values) > 6 else "")
+
+
 def describe_scale(meta: dict[str, Any]) -> str:
     """A plain statement of the scaling the reader applied ("divided by 10000", or "none")."""
     factor = meta.get("scale_factor")
-    if not factor or float(factor) == 1.0:
+    steps = []
+    if meta.get("band_scale") is not None:
+        steps.append(f"multiplied by the band scale {_per_band(meta['band_scale'])}")
+    if meta.get("band_offset") is not None:
+        steps.append(f"plus the band offset {_per_band(meta['band_offset'])}")
+    if factor and float(factor) != 1.0:
+        steps.append(f"divided by {_fmt(float(factor))} (the file's reflectance scale factor)")
+    if not steps:
         return "none applied (values as stored, cast to float32)"
-    return f"divided by {_fmt(float(factor))} (the file's reflectance scale factor), after the cast to float32"
+    return ", ".join(steps) + ", after the cast to float32"
+
+
+def describe_georef(georef: Any, out: IO[str], nodata: float | None = None, problem: str | None = None) -> None:
+    """Print the CRS and pixel grid of a :class:`hsi.io.georef.GeoRef` (or that there is none) and the nodata value.
+
+    Users open the maps next to other layers, so the grid they will land on is worth a look
+    before anything is trained on the file. ``problem``: why the file's georeference could
+    not be used (printed instead of the grid).
+    """
+    if problem is not None:
+        print(f"georeference: unusable ({problem})", file=out)
+    elif georef is None:
+        print("georeference: none (pixel coordinates only)", file=out)
+    else:
+        print(f"georeference: {georef.describe()}", file=out)
+        print("transform (a, b, c, d, e, f): (" + ", ".join(f"{v:.10g}" for v in georef.transform) + ")", file=out)
+    print(f"nodata: {'none' if nodata is None else _fmt(float(nodata))}", file=out)
 
 
 def _print_wavelengths(cube: Any, meta: dict[str, Any], out: IO[str]) -> None:
@@ -85,6 +117,7 @@ def describe_cube(cube: Any, out: IO[str]) -> None:
         print(f"interleave: {meta['interleave']} (as stored in the file)", file=out)
     _print_wavelengths(cube, meta, out)
     print(f"scale: {describe_scale(meta)}", file=out)
+    describe_georef(meta.get("georef"), out, meta.get("ignore_value"), meta.get("georef_problem"))
     n_nan, n_inf = int(np.isnan(data).sum()), int(np.isinf(data).sum())
     print(f"NaN: {n_nan}  Inf: {n_inf}  (ignored values -> NaN: {meta.get('n_ignored', 0)})", file=out)
     with np.errstate(invalid="ignore"):

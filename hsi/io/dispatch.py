@@ -5,21 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from hsi.errors import CubeFormatError, DatasetNotFoundError
+from hsi.io.formats import BINARY_EXT, ENVI_EXT, ERDAS_EXT, GEOTIFF_EXT, HDF5_EXT, MAT_EXT, SUPPORTED
 from hsi.io.source import RawSource
 
-MAT_EXT = frozenset({".mat"})
-HDF5_EXT = frozenset({".h5", ".hdf5", ".he5", ".hdf"})
-ENVI_EXT = frozenset({".hdr"})
-ERDAS_EXT = frozenset({".lan", ".gis"})
-BINARY_EXT = frozenset({".img", ".dat", ".raw", ".bsq", ".bil", ".bip", ".bin"})
-SUPPORTED = (
-    ".mat (MATLAB v5 or v7.3), .h5/.hdf5/.he5 (HDF5), ENVI (.hdr header + binary such as "
-    ".img/.dat/.raw/.bsq/.bil/.bip), ERDAS .lan/.gis"
-)
+__all__ = ["BINARY_EXT", "ENVI_EXT", "ERDAS_EXT", "GEOTIFF_EXT", "HDF5_EXT", "MAT_EXT", "SUPPORTED", "file_kind",
+           "open_source"]
 
 
 def file_kind(path: str | Path) -> str:
-    """One of "mat", "hdf5", "envi", "erdas"; raises for missing or unsupported files."""
+    """One of "mat", "hdf5", "envi", "erdas", "geotiff"; raises for missing or unsupported files."""
     from hsi.io.envi import find_header
     from hsi.io.erdas import is_erdas
 
@@ -35,6 +29,8 @@ def file_kind(path: str | Path) -> str:
         return "hdf5"
     if ext in ENVI_EXT:
         return "envi"
+    if ext in GEOTIFF_EXT:
+        return "geotiff"
     if ext in ERDAS_EXT or is_erdas(p):
         return "erdas"
     if find_header(p) is not None:
@@ -47,8 +43,16 @@ def file_kind(path: str | Path) -> str:
     raise CubeFormatError(f"{p}: unsupported file type {p.suffix or '(no extension)'!r}; supported: {SUPPORTED}")
 
 
-def open_source(path: str | Path, key: str | None = None) -> RawSource:
-    """Open ``path`` with the reader its kind calls for, returning the raw 3-D source."""
+def open_source(path: str | Path, key: str | None = None, georef: str = "check") -> RawSource:
+    """Open ``path`` with the reader its kind calls for, returning the raw 3-D source.
+
+    ``georef`` ("check" or "ignore", :data:`hsi.io.georef.GEOREF_POLICIES`): "ignore" reads
+    no georeference at all, so a broken one cannot stop the read; the georeference found is
+    ``source.extra["georef"]`` (a :class:`hsi.io.georef.GeoRef` or None).
+    """
+    from hsi.io.georef import check_policy
+
+    check_policy(georef)
     kind = file_kind(path)
     if kind == "mat":
         from hsi.io.matlab import open_mat
@@ -57,11 +61,15 @@ def open_source(path: str | Path, key: str | None = None) -> RawSource:
     if kind == "hdf5":
         from hsi.io.hdf5 import open_hdf5
 
-        return open_hdf5(Path(path), key, matlab=False)
+        return open_hdf5(Path(path), key, matlab=False, georef=georef)
     if kind == "envi":
         from hsi.io.envi import open_envi
 
-        source = open_envi(Path(path))
+        source = open_envi(Path(path), georef=georef)
+    elif kind == "geotiff":
+        from hsi.io.geotiff import open_geotiff
+
+        source = open_geotiff(Path(path), georef=georef)
     else:
         from hsi.io.erdas import open_erdas
 

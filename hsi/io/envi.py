@@ -137,10 +137,13 @@ def _scalar(fields: dict, name: str, header: Path) -> float | None:
     return float(values[0])
 
 
-def open_envi(path: Path) -> RawSource:
-    """Raw HWC memory map of an ENVI image, with its header metadata."""
+def open_envi(path: Path, georef: str = "check") -> RawSource:
+    """Raw HWC memory map of an ENVI image, with its header metadata (``georef="ignore"``: no georeference)."""
+    from hsi.io.georef import from_envi
+
     header, binary = find_pair(path)
     fields = read_header(header)
+    geo = None if georef == "ignore" else from_envi(fields, str(header))
     check_size(fields, header, binary)
     try:
         spy_envi.check_compatibility(fields)
@@ -165,6 +168,7 @@ def open_envi(path: Path) -> RawSource:
             "interleave": fields["interleave"],
             "byte_order": int(fields["byte order"]),
             "header_offset": int(fields.get("header offset", 0)),
+            "georef": geo,
         },
     )
     return source

@@ -3,7 +3,9 @@
 The header follows the ENVI format description (``file type = ENVI Classification``,
 ``classes``, ``class names``, ``class lookup``), which ENVI and QGIS (GDAL's ENVI driver)
 show as a named, coloured classification; ``map info`` and ``coordinate system string``
-can be copied from the source cube's header so the map lands where the scene does.
+come from the cube's georeference (:meth:`hsi.io.georef.GeoRef.envi_fields`, built from its
+CRS) or, without one, are copied from the source cube's header, so the map lands where the
+scene does.
 Both files are written atomically (binary first, header last). :func:`read_class_info`
 reads names and colours back; the map itself reads back with :func:`hsi.io.read_labels`.
 """
@@ -33,7 +35,8 @@ def _clean_name(name: str) -> str:
 
 
 def write_classification(path: str | Path, labels: Any, class_names: Sequence[str], lookup: Any, *,
-                         source_header: str | Path | None = None, description: str = "hsi classification") -> Path:
+                         georef: Any = None, source_header: str | Path | None = None,
+                         description: str = "hsi classification") -> Path:
     """Write ``labels`` as an ENVI classification image ``<path>.img`` + ``<path>.hdr``.
 
     Parameters
@@ -47,8 +50,11 @@ def write_classification(path: str | Path, labels: Any, class_names: Sequence[st
         which the header syntax reserves, become ";" and "()".
     lookup : (K + 1, 3) array
         RGB colour (0-255) of each id.
+    georef : hsi.io.georef.GeoRef, optional
+        Where the map lies: gives ``map info`` and, when the CRS is known, ``coordinate
+        system string`` (built from the CRS, so any source format can give them).
     source_header : str or Path, optional
-        ENVI header whose :data:`CARRIED_FIELDS` are copied.
+        ENVI header whose :data:`CARRIED_FIELDS` are copied when ``georef`` is None.
     description : str
         Header description.
 
@@ -96,7 +102,9 @@ def write_classification(path: str | Path, labels: Any, class_names: Sequence[st
         "band names": "{classification}",
         "data ignore value": "0",  # id 0: unclassified (no-data or masked), as GIS tools should show it
     }
-    if source_header is not None:
+    if georef is not None:
+        fields.update(georef.envi_fields())
+    elif source_header is not None:
         fields.update(_carried(Path(source_header)))
     header_text = "ENVI\n" + "".join(f"{k} = {v}\n" for k, v in fields.items())
     write_bytes_atomic(Path(f"{base}.img"), np.ascontiguousarray(labels, dtype=dtype.newbyteorder("<")).tobytes())

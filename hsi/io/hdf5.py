@@ -90,8 +90,14 @@ def nodata_attribute(attrs, where: str) -> float | None:
     return None
 
 
-def open_hdf5(path: Path, key: str | None, matlab: bool) -> RawSource:
-    """Raw cube of an HDF5 / MATLAB v7.3 file, left on disk for windowed reads."""
+def open_hdf5(path: Path, key: str | None, matlab: bool, georef: str = "check") -> RawSource:
+    """Raw cube of an HDF5 / MATLAB v7.3 file, left on disk for windowed reads.
+
+    A georeference is read from the cube dataset's ``crs`` / ``transform`` / ``pixel_is``
+    attributes (:func:`hsi.io.georef.from_h5_attrs`) unless ``georef="ignore"``.
+    """
+    from hsi.io.georef import from_h5_attrs
+
     handle = open_file(path)
     try:
         infos, datasets = walk(handle, matlab)
@@ -107,6 +113,8 @@ def open_hdf5(path: Path, key: str | None, matlab: bool) -> RawSource:
             source.layout = str(np.asarray(dataset.attrs["layout"]).item() if np.ndim(dataset.attrs["layout"]) == 0
                                 else dataset.attrs["layout"])
         source.ignore_value = nodata_attribute(dataset.attrs, f"{path} dataset {info.name!r}")
+        if georef != "ignore" and not matlab:
+            source.extra["georef"] = from_h5_attrs(dataset.attrs, f"{path} dataset {info.name!r}")
         declared = _attr_wavelengths(dataset.attrs)
         if declared is not None:
             source.wavelengths = declared[1]

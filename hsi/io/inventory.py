@@ -31,6 +31,11 @@ def list_arrays(path: str | Path) -> list[ArrayInfo]:
             matlab = matlab_marks(p) is not None
         with open_file(p) as handle:
             return walk(handle, matlab=matlab)[0]
+    if kind == "geotiff":  # a single-band GeoTIFF is a label map, which open_source refuses as a cube
+        from hsi.io.geotiff import geotiff_info
+
+        info = geotiff_info(p, georef="ignore")
+        return [ArrayInfo(p.name, tuple(info["shape"]), str(info["dtype"]))]
     from hsi.io.dispatch import open_source
 
     source = open_source(p)

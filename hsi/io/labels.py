@@ -9,6 +9,7 @@ import numpy as np
 from hsi.errors import CubeFormatError, OptionError
 from hsi.io.discovery import ArrayInfo
 from hsi.io.dispatch import file_kind
+from hsi.io.georef import GeoRef
 
 
 def _integer_like(info: ArrayInfo) -> bool:
@@ -104,7 +105,8 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int = 
     Formats as :func:`hsi.io.read_cube`. With ``key=None`` the only 2-D array is chosen
     (integer arrays first when there are several; (H, W, 1) arrays count as 2-D); MATLAB
     v7.3 maps come out in MATLAB's orientation (PaviaU: 610 x 340). ENVI and ERDAS
-    single-band images are read whole.
+    single-band images are read whole, as is a single-band GeoTIFF (its nodata pixels become
+    0, unlabeled). No georeference is read here: see :func:`read_label_georef`.
 
     Parameters
     ----------
@@ -134,6 +136,11 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int = 
         from hsi.io.hdf5 import load_label_array
 
         name, array = load_label_array(p, key, matlab=False, prefer=_integer_like)
+    elif kind == "geotiff":
+        from hsi.io.geotiff import read_label_band
+
+        _no_key(p, key, kind)
+        array = read_label_band(p)
     else:
         from hsi.io.dispatch import open_source
 
@@ -144,3 +151,58 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int = 
             source.close()
     where = f"{p} key {name!r}" if name else str(p)
     return to_label_map(array, where, max_classes)
+
+
+def _no_key(path: Path, key: str | None, kind: str) -> None:
+    if key is not None:
+        raise CubeFormatError(f"{path}: a {kind} file holds one image; key={key!r} does not apply")
+
+
+def read_label_georef(path: str | Path, key: str | None = None, georef: str = "check") -> GeoRef | None:
+    """The georeference of a label map file, to compare with its cube's (:func:`hsi.io.georef.check_same_grid`).
+
+    Read without the pixels: a GeoTIFF's CRS and transform, an ENVI header's ``map info``,
+    or the ``crs``/``transform`` attributes of the HDF5 label dataset (the one
+    :func:`read_labels` picks for ``key``). MATLAB and ERDAS files carry none (None).
+
+    Parameters
+    ----------
+    path : str or Path
+        The label file.
+    key : str or None
+        HDF5 dataset name; None = the one :func:`read_labels` would choose.
+    georef : {"check", "ignore"}
+        "ignore" returns None without reading anything, so a broken georeference cannot raise.
+
+    Raises
+    ------
+    GeoRefError
+        A georeference that cannot be used (transform without CRS, rotated grid...).
+    """
+    from hsi.io.georef import check_policy
+
+    if check_policy(georef) == "ignore":
+        return None
+    p = Path(path)
+    kind = file_kind(p)
+    if kind == "geotiff":
+        from hsi.io.geotiff import geotiff_info
+
+        _no_key(p, key, kind)
+        return geotiff_info(p)["georef"]
+    if kind == "envi":
+        from hsi.io.envi import find_pair, read_header
+        from hsi.io.georef import from_envi
+
+        header, _ = find_pair(p)
+        return from_envi(read_header(header), str(header))
+    if kind == "hdf5":
+        from hsi.io.discovery import choose
+        from hsi.io.georef import from_h5_attrs
+        from hsi.io.hdf5 import open_file, walk
+
+        with open_file(p) as handle:
+            infos, datasets = walk(handle, matlab=False)
+            info = choose(infos, key, 2, str(p), "label map", prefer=_integer_like)
+            return from_h5_attrs(datasets[info.name].attrs, f"{p} dataset {info.name!r}")
+    return None

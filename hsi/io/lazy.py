@@ -1,4 +1,4 @@
-"""Windowed reads of cubes too large for memory (HDF5 slicing, ENVI/ERDAS memory maps)."""
+"""Windowed reads of cubes too large for memory (HDF5 slicing, ENVI/ERDAS memory maps, GeoTIFF windows)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ class LazyCube:
     """A cube left on disk; :meth:`read_window` reads only the requested rows and columns.
 
     Windows come out exactly as the same pixels of :func:`hsi.io.read_cube` would: float32,
-    H x W x C, same band order, bad-band selection, NaN for ignored values and scale factor.
+    H x W x C, same band order, bad-band selection, NaN for ignored values, per-band scale and
+    offset (GeoTIFF) and scale factor.
     Use as a context manager (or call :meth:`close`) to release the file.
 
     Attributes
@@ -78,6 +79,10 @@ class LazyCube:
         if ignored is not None:
             n_ignored = int(ignored.sum())
             out[ignored] = np.nan
+        if plan.band_scale is not None:
+            out *= plan.band_scale
+        if plan.band_offset is not None:
+            out += plan.band_offset
         if plan.scale is not None:
             out /= np.float32(plan.scale)
         return out, n_ignored
@@ -110,15 +115,19 @@ def open_cube(
     drop_bad_bands: bool = False,
     scale: bool | float = True,
     band_order: str = "auto",
+    georef: str = "check",
 ) -> LazyCube:
     """Open a cube for windowed reading without loading it (arguments as :func:`read_cube`).
 
     HDF5 / MATLAB v7.3 windows are read by HDF5 slicing, ENVI and ERDAS windows through a
-    read-only memory map; MATLAB v5 files have no random access and are loaded whole.
+    read-only memory map, GeoTIFF windows through rasterio; MATLAB v5 files have no random
+    access and are loaded whole.
+    ``georef`` is "check" (a broken georeference raises :class:`hsi.errors.GeoRefError`) or
+    "ignore" (none is read).
     """
     from hsi.io.dispatch import open_source
 
-    source = open_source(path, key)
+    source = open_source(path, key, georef)
     try:
         plan, shape, wavelengths, meta = build_plan(
             source, layout, expected_bands, drop_bad_bands, scale, band_order

@@ -22,12 +22,16 @@ class ReadPlan:
     band_index : (C_out,) indices into the raw bands (after transposing), or None for all.
     ignore_value : raw value to turn into NaN, or None.
     scale : divide by this after converting to float32, or None.
+    band_scale, band_offset : (C_out,) float32 per-band ``raw * scale + offset`` (output band
+        order), applied after the ignored values become NaN and before ``scale``; or None.
     """
 
     layout: str
     band_index: np.ndarray | None
     ignore_value: float | None
     scale: float | None
+    band_scale: np.ndarray | None = None
+    band_offset: np.ndarray | None = None
 
     @property
     def axes(self) -> tuple[int, int, int]:
@@ -103,6 +107,23 @@ def _scale_factor(source: RawSource, scale: bool | float, where: str) -> float |
     return None if factor == 1.0 else factor
 
 
+def _band_scaling(source: RawSource, scale: bool | float, index: np.ndarray, n_bands: int,
+                  where: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Per-band ``(scale, offset)`` in output band order, float64; only with ``scale=True`` (the file's scaling)."""
+    if scale is not True:
+        return None, None
+    out = []
+    for name, values in (("band scale", source.band_scale), ("band offset", source.band_offset)):
+        if values is None:
+            out.append(None)
+            continue
+        values = np.asarray(values, dtype=np.float64).ravel()
+        if values.size != n_bands:
+            raise CubeFormatError(f"{where}: {values.size} {name} values for {n_bands} bands")
+        out.append(values[index])
+    return out[0], out[1]
+
+
 def _check_dtype(source: RawSource, where: str) -> None:
     if np.dtype(source.array.dtype) == np.bool_:
         name = f" key {source.key!r}" if source.key else ""
@@ -151,7 +172,9 @@ def build_plan(
         raise BandMismatchError(f"{where}: expected {int(expected_bands)} bands, found {index.size}")
     factor = _scale_factor(source, scale, where)
     identity = index.size == n_bands and np.array_equal(index, np.arange(n_bands))
-    plan = ReadPlan(lay, None if identity else index, source.ignore_value, factor)
+    band_scale, band_offset = _band_scaling(source, scale, index, n_bands, where)
+    plan = ReadPlan(lay, None if identity else index, source.ignore_value, factor,
+                    *(None if v is None else v.astype(np.float32) for v in (band_scale, band_offset)))
     meta = {
         "source": where,
         "format": source.format,
@@ -168,6 +191,8 @@ def build_plan(
         "wavelength_source": wl_from,
         "wavelength_units": unit_note,
         "scale_factor": factor,
+        "band_scale": None if band_scale is None else band_scale.tolist(),
+        "band_offset": None if band_offset is None else band_offset.tolist(),
         "ignore_value": source.ignore_value,
         "bbl": None if bbl is None else bbl[index].tolist(),
         "removed_bands": removed,
@@ -175,6 +200,7 @@ def build_plan(
             f"{name} ({values.size} values)" for name, values, _ in source.wavelength_candidates
             if wl_from != name
         ],
+        "georef": None,  # a reader that found one sets source.extra["georef"]
         **source.extra,
     }
     if source.fwhm is not None and mult is not None and np.asarray(source.fwhm).size == n_bands:

@@ -35,7 +35,7 @@ class RawSource:
     Attributes
     ----------
     path : Path of the file read (the binary for ENVI).
-    format : "mat-v5", "mat-v7.3", "hdf5", "envi" or "erdas".
+    format : "mat-v5", "mat-v7.3", "hdf5", "envi", "erdas" or "geotiff".
     array : object with ``shape`` (3-D), ``dtype`` and slice indexing (ndarray, h5py
         dataset, memmap, :class:`ReversedAxes`).
     key : variable / dataset name, or None for single-image formats.
@@ -44,6 +44,10 @@ class RawSource:
         must equal the band count.
     wavelength_candidates : ``(description, values, units)`` vectors found by name elsewhere
         in the file (``"variable 'wl'"``); used only when their length matches a band axis.
+    scale_factor : divisor of the whole cube (ENVI ``reflectance scale factor``), or None.
+    band_scale, band_offset : per-band ``value = raw * scale + offset`` (GDAL's band scale
+        and offset, in file band order), or None; applied, like ``scale_factor``, only with
+        ``read_cube(scale=True)``.
     """
 
     path: Path
@@ -59,6 +63,8 @@ class RawSource:
     bbl: np.ndarray | None = None
     ignore_value: float | None = None
     scale_factor: float | None = None
+    band_scale: np.ndarray | None = None
+    band_offset: np.ndarray | None = None
     extra: dict = field(default_factory=dict)
     closer: Callable[[], None] | None = None
 

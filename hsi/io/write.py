@@ -5,7 +5,9 @@ Layout of a file written by :func:`write_h5`:
 - ``cube``: (H, W, C) in the cube's own dtype, chunked in spatial tiles holding every band
   (a patch or tile read touches few chunks), optionally gzip/lzf-compressed, resizable
   along rows so further scenes can be appended (:func:`append_h5`). Attributes:
-  ``wavelengths`` and ``wavelength_units`` (``"nm"``) when known, ``layout`` (``"HWC"``).
+  ``wavelengths`` and ``wavelength_units`` (``"nm"``) when known, ``layout`` (``"HWC"``), and
+  with a georeference ``crs`` (WKT), ``transform`` (6 numbers, rasterio's order) and
+  ``pixel_is`` (:meth:`hsi.io.georef.GeoRef.h5_attrs`; the HDF5 reader reads them back).
 - ``labels``: (H, W) integer map (0 = unlabeled), chunked and resizable like the cube;
   attribute ``class_names`` (names of classes 1..K) when given.
 - ``patches`` / ``patch_labels`` (optional, :func:`append_patches`): (N, C, P, P) windows and
@@ -174,6 +176,7 @@ def open_h5_writer(
     source: str | None = None,
     preprocessing: dict[str, Any] | None = None,
     overwrite: bool = False,
+    georef: Any | None = None,
 ) -> Iterator[h5py.File]:
     """An open file with empty ``cube`` / ``labels`` datasets to fill block by block (``with`` block).
 
@@ -191,7 +194,7 @@ def open_h5_writer(
         The cube's stored dtype.
     label_dtype : numpy dtype, optional
         Integer dtype of the ``labels`` dataset; None: no labels.
-    wavelengths, class_names, chunks, compression, compression_opts, source, preprocessing, overwrite
+    wavelengths, class_names, chunks, compression, compression_opts, source, preprocessing, overwrite, georef
         As for :func:`write_h5` (``class_names`` are checked against the labels by the caller).
 
     Yields
@@ -220,6 +223,8 @@ def open_h5_writer(
         if wl is not None:
             dset.attrs["wavelengths"] = wl
             dset.attrs["wavelength_units"] = "nm"
+        if georef is not None:
+            dset.attrs.update(georef.h5_attrs())
         if class_names is not None and label_dtype is not None:
             handle["labels"].attrs["class_names"] = np.array([str(n) for n in class_names], dtype=h5py.string_dtype())
         handle.attrs["hsi_format"] = FORMAT_NAME
@@ -245,6 +250,7 @@ def write_h5(
     source: str | None = None,
     preprocessing: dict[str, Any] | None = None,
     overwrite: bool = False,
+    georef: Any | None = None,
 ) -> Path:
     """Write a cube (and its labels) as a chunked, appendable HDF5 file, atomically.
 
@@ -275,6 +281,9 @@ def write_h5(
         What was done to the data (JSON-serialisable; stored as JSON text).
     overwrite : bool
         Replace an existing ``path``; otherwise an existing file raises :class:`OverwriteError`.
+    georef : hsi.io.georef.GeoRef, optional
+        Where the cube lies (CRS and transform), stored as attributes of ``cube``; a
+        :class:`~hsi.io.Cube` gives its ``meta["georef"]`` when this is None.
 
     Returns
     -------
@@ -283,6 +292,7 @@ def write_h5(
     """
     if not isinstance(cube, np.ndarray) and hasattr(cube, "data"):
         wavelengths = getattr(cube, "wavelengths", None) if wavelengths is None else wavelengths
+        georef = (getattr(cube, "meta", None) or {}).get("georef") if georef is None else georef
         cube = cube.data
     array = _check_cube(cube)
     label_map = None if labels is None else _check_labels(labels, array.shape[:2])
@@ -290,7 +300,7 @@ def write_h5(
     with open_h5_writer(path, array.shape, array.dtype, label_dtype=None if label_map is None else label_map.dtype,
                         wavelengths=wavelengths, class_names=names, chunks=chunks, compression=compression,
                         compression_opts=compression_opts, source=source, preprocessing=preprocessing,
-                        overwrite=overwrite) as handle:
+                        overwrite=overwrite, georef=georef) as handle:
         handle["cube"][...] = array
         if label_map is not None:
             handle["labels"][...] = label_map

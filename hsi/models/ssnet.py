@@ -86,6 +86,10 @@ class SSNet(PatchClassifier):
 
     dense = True
     ODD_PATCH_SIZE = True
+    #: the window it reads with the default ``num_blocks=3`` (``2 r + 1``): a larger patch gives the same
+    #: logits but a wider split buffer, so fewer training pixels (5-fold spatial CV, README: synthetic
+    #: 93.2 -> 94.9 % OA, Samson 98.4 -> 98.7 %); give ``--patch-size 2r+1`` with a larger ``num_blocks``
+    RECOMMENDED_PATCH_SIZE = 7
 
     def __init__(
         self,

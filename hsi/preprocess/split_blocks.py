@@ -7,8 +7,10 @@ patch model with ``patch_size // 2 <= buffer`` never sees a labeled val/test pix
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -20,7 +22,7 @@ from hsi.preprocess._split_result import make_split
 from hsi.preprocess.leakage import square_dilate
 from hsi.preprocess.split_types import Split
 
-__all__ = ["block_split"]
+__all__ = ["block_folds", "block_split"]
 
 _SPLITS = ("train", "val", "test")
 _PRIORITY = (0, 2, 1)  # when required: train first, then test, then val
@@ -76,9 +78,88 @@ def _assign_blocks(block_counts: np.ndarray, fractions: np.ndarray, rng: np.rand
     return assign
 
 
+def _assign_folds(block_counts: np.ndarray, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    """Greedy stratified dealing of the labelled blocks into ``n_folds`` folds (-1 = empty block).
+
+    The rule of ``_assign_blocks`` with ``n_folds`` equal shares: classes from the one in fewest
+    blocks to the one in most; each still-unassigned block holding the class, in random order,
+    goes to a fold that lacks the class while the class has no more remaining blocks than such
+    folds, else to the fold with the largest per-class deficit (ties: the fold with fewest
+    pixels, then the lowest index).
+    """
+    n_blocks, n_classes = block_counts.shape
+    totals = block_counts.sum(axis=0).astype(np.float64)
+    target = totals[:, None] / n_folds
+    weight = np.where(totals > 0, 1.0 / np.maximum(totals, 1.0) ** 2, 0.0)
+    current = np.zeros((n_classes, n_folds))
+    assign = np.full(n_blocks, -1, dtype=np.int64)
+    order = np.lexsort((rng.permutation(n_classes), (block_counts > 0).sum(axis=0)))
+    for c in order:
+        blocks = rng.permutation(np.flatnonzero((block_counts[:, c] > 0) & (assign < 0)))
+        for j, b in enumerate(blocks):
+            missing = np.flatnonzero(current[c] == 0)
+            sizes = current.sum(axis=0)
+            if missing.size and missing.size >= len(blocks) - j:
+                s = int(min(missing, key=lambda t: (sizes[t], t)))
+            else:
+                wb = weight * block_counts[b]
+                score = wb @ (target - current) / max(float(wb @ block_counts[b]), 1e-300)
+                s = int(min(range(n_folds), key=lambda t: (-score[t], sizes[t], t)))
+            assign[b] = s
+            current[:, s] += block_counts[b]
+    return assign
+
+
+def block_folds(labels: Any, block_size: int = 16, n_folds: int = 5, seed: int = 0) -> np.ndarray:
+    """The fold (0 .. ``n_folds - 1``) of every labelled pixel for spatial k-fold cross-validation.
+
+    Each block of the grid of :func:`block_split` that holds labelled pixels goes, whole, to one
+    fold, stratified by class (``_assign_folds``, random order from
+    ``np.random.default_rng(seed)``); so each labelled block is in exactly one fold's test split.
+
+    Parameters
+    ----------
+    labels : (H, W) int
+        0 = unlabeled, 1..K = classes.
+    block_size : int
+        Side of the blocks in pixels.
+    n_folds : int
+        Number of folds (>= 2, at most the number of labelled blocks).
+    seed : int
+        Same seed, same folds.
+
+    Returns
+    -------
+    (H, W) int64
+        The fold of each labelled pixel; -1 for unlabeled pixels.
+
+    Raises
+    ------
+    SplitError
+        Bad arguments, or fewer labelled blocks than folds.
+    """
+    lab, grid = _fold_grid(labels, block_size, n_folds, "block_folds")
+    fold_of_block = _assign_folds(grid.block_counts, int(n_folds), np.random.default_rng(check_int(seed, "seed", "block_folds", 0)))
+    return np.where(lab > 0, fold_of_block[grid.block_id], -1)
+
+
+def _fold_grid(labels: Any, block_size: int, n_folds: int, what: str) -> tuple[np.ndarray, _BlockGrid]:
+    """The checked labels and their block grid, with at least ``n_folds`` labelled blocks."""
+    lab = check_labels(labels, what)
+    bs = check_int(block_size, "block_size", what, 1)
+    k = check_int(n_folds, "n_folds", what, 2)
+    if lab.max() == 0:
+        raise SplitError(f"{what}: labels has no labeled pixel (all 0)")
+    grid = _BlockGrid.of(lab, bs, int(lab.max()))
+    if grid.n_labeled_blocks < k:
+        raise SplitError(f"{what}: only {grid.n_labeled_blocks} block(s) of {bs}x{bs} pixels hold labeled pixels, "
+                         f"fewer than the {k} folds; use fewer folds or a smaller block_size")
+    return lab, grid
+
+
 def block_split(labels: Any, block_size: int = 16, fractions: Sequence[float] = (0.6, 0.2, 0.2),
                 buffer: int = 5, seed: int = 0, cohesion: float = 0.0,
-                max_tries: int = 32) -> Split:
+                max_tries: int = 32, n_folds: int | None = None, fold: int | None = None) -> Split:
     """Spatially disjoint split: square blocks to train/val/test, stratified per class.
 
     The scene is cut into ``block_size x block_size`` blocks on a grid anchored at
@@ -120,6 +201,14 @@ def block_split(labels: Any, block_size: int = 16, fractions: Sequence[float] = 
         per-class shares drift by up to ~0.28.
     max_tries : int
         Assignments drawn before giving up on perfect representation.
+    n_folds, fold : int, optional
+        Spatial k-fold cross-validation: the labelled blocks are dealt into ``n_folds``
+        class-stratified folds (:func:`block_folds`, the same for every ``fold`` of one
+        ``seed``) and the blocks of fold ``fold`` (0-based) are the test split. The other
+        blocks are assigned to train and val by the rule above with the shares
+        ``fractions[0] : fractions[1]`` (its own generator, seeded by ``(seed, fold)``), and
+        the buffer is applied as usual. ``fractions[2]`` is not used (the test share is
+        ``1 / n_folds``). Both or neither.
 
     Raises
     ------
@@ -148,11 +237,18 @@ def block_split(labels: Any, block_size: int = 16, fractions: Sequence[float] = 
             f"on this {lab.shape[0]}x{lab.shape[1]} label map, but {len(needed)} splits ({', '.join(needed)}) "
             "need one each; use a smaller block_size"
         )
-    masks, attempt = _best_assignment(lab, grid, f, buf, np.random.default_rng(seed_), tries, float(cohesion))
+    rng = np.random.default_rng(seed_)
+    draw = functools.partial(_assign_blocks, grid.block_counts, f, rng, grid.shape, float(cohesion))
+    folds = _fold_arguments(n_folds, fold, what)
+    shares = f
+    if folds:
+        draw, shares = _fold_draw(lab, grid, f, seed_, folds, float(cohesion), bs)
+    masks, attempt = _best_assignment(lab, grid, shares, buf, draw, tries)
     _check_not_empty(masks, needed, what, bs, buf, lab.shape, grid.n_labeled_blocks)
     params = {"method": "block", "block_size": bs, "buffer": buf, "fractions": f.tolist(),
               "seed": seed_, "cohesion": float(cohesion), "attempt": attempt,
-              "buffer_reference": "Chebyshev distance to any pixel of a val/test block"}
+              "buffer_reference": "Chebyshev distance to any pixel of a val/test block",
+              **({"n_folds": folds[0], "fold": folds[1]} if folds else {})}
     return make_split(lab, masks, params, what, _class_hints(grid.blocks_per_class, bs, buf))
 
 
@@ -183,9 +279,41 @@ class _BlockGrid:
         return (self.block_counts > 0).sum(axis=0)
 
 
-def _best_assignment(lab: np.ndarray, grid: _BlockGrid, f: np.ndarray, buf: int, rng: np.random.Generator,
-                     tries: int, cohesion: float) -> tuple[dict[str, np.ndarray], int]:
-    """The buffered masks of the first assignment that represents every class (else the best one), and its try."""
+def _fold_arguments(n_folds: Any, fold: Any, what: str) -> tuple[int, int] | None:
+    """``(n_folds, fold)`` checked, or None without folds."""
+    if n_folds is None and fold is None:
+        return None
+    if n_folds is None or fold is None:
+        raise SplitError(f"{what}: n_folds and fold go together, found n_folds={n_folds!r}, fold={fold!r}")
+    k = check_int(n_folds, "n_folds", what, 2)
+    i = check_int(fold, "fold", what, 0)
+    if i >= k:
+        raise SplitError(f"{what}: fold must be from 0 to n_folds - 1 = {k - 1}, found {i}")
+    return k, i
+
+
+def _fold_draw(lab: np.ndarray, grid: _BlockGrid, f: np.ndarray, seed: int, folds: tuple[int, int],
+               cohesion: float, bs: int) -> tuple[Callable[[], np.ndarray], np.ndarray]:
+    """The block assignment drawer of one fold (its test blocks fixed) and the fold's effective fractions."""
+    k, i = folds
+    _fold_grid(lab, bs, k, "block_split")
+    fold_of_block = _assign_folds(grid.block_counts, k, np.random.default_rng(seed))
+    test = fold_of_block == i
+    rest = np.where(test[:, None], 0, grid.block_counts)
+    share = np.array([f[0], f[1], 0.0]) / (f[0] + f[1])
+    rng = np.random.default_rng([seed, i])
+
+    def draw() -> np.ndarray:
+        assign = _assign_blocks(rest, share, rng, grid.shape, cohesion)
+        assign[test] = 2
+        return assign
+
+    return draw, np.array([share[0] * (k - 1) / k, share[1] * (k - 1) / k, 1.0 / k])
+
+
+def _best_assignment(lab: np.ndarray, grid: _BlockGrid, f: np.ndarray, buf: int, draw: Callable[[], np.ndarray],
+                     tries: int) -> tuple[dict[str, np.ndarray], int]:
+    """The buffered masks of the first assignment ``draw()`` gives that represents every class (else the best one), and its try."""
     n_classes = grid.block_counts.shape[1]
     labeled = lab > 0
     # A class in n blocks is required in the first min(n, 3) of (train, test, val).
@@ -193,7 +321,7 @@ def _best_assignment(lab: np.ndarray, grid: _BlockGrid, f: np.ndarray, buf: int,
     want = np.minimum(grid.blocks_per_class, len(allowed))
     best = None
     for attempt in range(tries):
-        pix_split = _assign_blocks(grid.block_counts, f, rng, grid.shape, cohesion)[grid.block_id]
+        pix_split = draw()[grid.block_id]
         near = square_dilate((pix_split == 1) | (pix_split == 2), buf)
         cand = labeled & (pix_split == 0)
         masks = {"train": cand & ~near, "val": labeled & (pix_split == 1),

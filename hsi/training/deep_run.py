@@ -43,6 +43,8 @@ def raw_band_count(data: dict[str, Any]) -> int:
 
     probe = HSIDataModule(**data)
     source = probe.source
+    if source.kind == "collection":  # the collection's common band grid
+        return probe.raw_band_count()
     if source.kind == "files":
         from hsi.io import open_cube
 
@@ -92,6 +94,7 @@ def check_devices(run: Any) -> None:
         for lg in loggers:  # this trainer is a check only: no "GPU available" lines from it
             lg.setLevel(logging.WARNING)
         L.Trainer(accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy, logger=False,
+                  num_nodes=run.num_nodes,
                   enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
     except (MisconfigurationException, ValueError, RuntimeError, ImportError) as err:  # tpu without torch_xla
         option = "accelerator"
@@ -127,6 +130,7 @@ def make_trainer(run: Any, out: Path) -> tuple[L.Trainer, ModelCheckpoint, Model
     bar, progress_callbacks = progress_setup(run.progress)  # piped: one line per epoch, no bar
     trainer = L.Trainer(
         max_epochs=run.epochs, accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy,
+        num_nodes=run.num_nodes,
         deterministic=True, logger=make_loggers(run.logger, out), enable_progress_bar=bar,
         enable_model_summary=False, log_every_n_steps=10, num_sanity_val_steps=0,
         callbacks=[best, last, EarlyStopping(monitor="val_oa", mode="max", patience=run.patience),

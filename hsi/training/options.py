@@ -67,6 +67,9 @@ class RunOptions:
         Number of devices, a comma list of device ids, or auto (Lightning).
     strategy : str
         Lightning strategy: auto, ddp, ddp_spawn, ...
+    num_nodes : int
+        Machines of a multi-node run (Lightning's num_nodes; launch one process per device on every node with
+        torchrun or srun, devices counting those of one node).
     out : str | None
         Output folder. None: a new folder runs/<scene>-<model>-seed<seed>-<time> for every run.
     overwrite : bool
@@ -87,6 +90,7 @@ class RunOptions:
     accelerator: str = "auto"
     devices: str = "auto"
     strategy: str = "auto"
+    num_nodes: int = 1
     out: str | None = None
     overwrite: bool = False
     resume: str | None = None
@@ -96,6 +100,7 @@ class RunOptions:
     def __post_init__(self) -> None:
         check_int("epochs", self.epochs, 1)
         check_int("patience", self.patience, 0)
+        check_int("num_nodes", self.num_nodes, 1)
         if self.threads is not None and (not is_int(self.threads) or self.threads < 1):
             raise OptionError("threads", self.threads, "an integer >= 1, or none (torch's choice)")
         if not is_int(self.seed) or not 0 <= self.seed < 2**32:

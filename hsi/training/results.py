@@ -101,7 +101,9 @@ def write_predictions(out: Path, evaluation: Evaluation) -> None:
 
 
 def split_summary(datamodule: HSIDataModule) -> dict[str, Any]:
-    """The split's parameters and pixel counts."""
+    """The split's parameters and pixel counts (a collection's: overall, per scene, and its leakage audit)."""
+    if getattr(datamodule, "is_collection", False):
+        return datamodule.split_summary()
     split = datamodule.split
     summary: dict[str, Any] = dict(split.params)
     for name in ("train", "val", "test"):
@@ -113,9 +115,16 @@ def base_metrics(datamodule: HSIDataModule, evaluation: Evaluation, model_name: 
     """The scores and data facts every run reports."""
     names = list(datamodule.class_names)
     scores = score(evaluation.y_true, evaluation.y_pred, len(names))
+    scenes = {}
+    if getattr(datamodule, "is_collection", False):  # the same scores per scene (hsi.collection.metrics)
+        from hsi.collection.metrics import scene_scores
+
+        scenes = {"scenes": scene_scores(evaluation.y_true, evaluation.y_pred, datamodule.predict_dataset.scene_index,
+                                         datamodule.scene_names, names, datamodule.scene_classes())}
     return {
         "oa": scores["oa"], "aa": scores["aa"], "kappa": scores["kappa"],
         "per_class": dict(zip(names, scores["per_class"])),
+        **scenes,
         "support": dict(zip(names, scores["support"])),
         "confusion": scores["confusion"],
         "class_names": names,
@@ -138,6 +147,13 @@ def write_figures(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule,
     plot_confusion(np.array(metrics["confusion"]), metrics["class_names"], out / "confusion.png", title=title)
     if (out / "logs").is_dir():
         plot_curves(read_epoch_history(out / "logs"), out / "curves.png", best_epoch=best_epoch)
+    if getattr(datamodule, "is_collection", False):  # one split figure per scene
+        for name in datamodule.scene_names:
+            with atomic_path(out / f"split-{name}.png", suffix=".png") as split_png:
+                plot_split(datamodule.scene_split(name), labels=datamodule.scene_labels(name), path=split_png,
+                           class_names=datamodule.class_names, palette=datamodule.palette,
+                           title=f"{name}: {metrics['split']['method']} split")
+        return
     with atomic_path(out / "split.png", suffix=".png") as split_png:
         plot_split(datamodule.split, labels=datamodule.labels, path=split_png, class_names=datamodule.class_names,
                    palette=datamodule.palette, title=f"{metrics['scene']}: {metrics['split']['method']} split")

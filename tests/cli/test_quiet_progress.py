@@ -104,3 +104,17 @@ def test_quiet_lightning_keeps_warnings_and_verbose_changes_nothing(monkeypatch)
         quiet_lightning()
         assert logger.level == logging.WARNING
         assert not logger.isEnabledFor(logging.INFO) and logger.isEnabledFor(logging.WARNING)
+
+
+def test_package_warnings_are_one_line_on_the_console(tmp_path, hsi_subprocess):
+    import h5py
+
+    cube = np.random.default_rng(0).random((6, 5, 4)).astype(np.float32)
+    cube[1, 2, 3] = np.nan  # read_cube warns (DataQualityWarning) about the non-finite value
+    with h5py.File(tmp_path / "nan.h5", "w") as handle:
+        handle.create_dataset("cube", data=cube).attrs["layout"] = "HWC"
+    proc = hsi_subprocess(["inspect", str(tmp_path / "nan.h5")], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if "NaN" in line]
+    assert lines and all(line.startswith("warning: ") for line in lines), proc.stderr
+    assert "hsi/io" not in proc.stderr and "warnings.warn" not in proc.stderr  # no file, line or source of hsi's

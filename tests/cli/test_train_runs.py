@@ -163,8 +163,12 @@ def test_spectral_model_gets_one_pixel_patches_unless_told(caplog):
     settled = settle(TrainConfig(data=dict(scene), model={"model": "spectral1d"}))
     assert settled.data["patch_size"] == 1 and "patch size 1" in caplog.text
     assert settle(TrainConfig(data={**scene, "patch_size": 7}, model={"model": "spectral1d"})).data["patch_size"] == 7
-    for name in ("ssnet", "cnn2d", "fcn", "svm"):
+    for name in ("cnn2d", "fcn", "svm"):
         assert "patch_size" not in settle(TrainConfig(data=dict(scene), model={"model": name})).data
+    assert settle(TrainConfig(data=dict(scene), model={"model": "ssnet"})).data["patch_size"] == 7
+    ssnet = build_model("ssnet", num_bands=40, num_classes=3, patch_size=recommended_patch_size("ssnet")).eval()
+    x = torch.randn(4, 40, 11, 11)
+    torch.testing.assert_close(ssnet(x[:, :, 2:9, 2:9]), ssnet(x))  # ssnet reads the centre 7 x 7
     # the recommendation is what the model reads: its logits on 1 x 1 patches equal those on 11 x 11 ones
     net = build_model("spectral1d", num_bands=40, num_classes=3, patch_size=recommended_patch_size("spectral1d")).eval()
     x = torch.randn(4, 40, 11, 11)

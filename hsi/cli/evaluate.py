@@ -1,0 +1,98 @@
+"""Spatial k-fold cross-validation: compare models on a scene and write a leaderboard.
+
+Examples:
+  hsi evaluate --scene synthetic --out eval/synthetic
+  hsi evaluate --scene samson --root data/samson --models default svm --folds 5 --seeds 0 1 2 --out eval/samson
+  hsi evaluate --scene indian_pines --models default cnn2d svm --epochs 30 --random --out eval/ip
+
+Each labelled block of the block split is test exactly once: fold k of K is the run
+`hsi train --folds K --fold k` (its own validation blocks and buffer, preprocessing fitted on
+its own training pixels). The data, model and run options are those of `hsi train` (model
+options go to the networks, not to svm/rf). Run the same command again to resume an
+interrupted evaluation: finished folds are reused, judged by their run.json manifests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hsi.cli.options import OptionSpec, add_options
+
+HELP = "spatial k-fold cross-validation of models on a scene; writes a leaderboard"
+
+EPILOG = ("Writes into --out: leaderboard.json, leaderboard.md, leaderboard.csv, leaderboard.tex, comparison.json, "
+          "comparison.md, per_class.png, runs/<model>/seed<s>/fold<k>/ (one hsi train folder per fold run) and "
+          "evaluate.json (the manifest, written last). A value 'none' sets an option to None.")
+
+#: options of ``hsi train`` an evaluation sets itself
+_DATA_SET = ("fold",)
+_MODEL_SET = ("model",)
+_RUN_SET = ("seed", "out", "overwrite", "resume")
+
+
+def option_groups() -> dict[str, list[OptionSpec]]:
+    """The options of ``hsi evaluate``: those of ``hsi train`` it passes on, and its own (``evaluate``)."""
+    from hsi.cli.options import option_specs
+    from hsi.cli.table import table_specs
+    from hsi.evaluate.options import EvaluateOptions
+
+    return {
+        "evaluate": option_specs(EvaluateOptions),
+        "data": [s for s in table_specs("train.data") if s.param not in _DATA_SET],
+        "model": [s for s in table_specs("train.model") if s.param not in _MODEL_SET],
+        "run": [s for s in table_specs("train.run") if s.param not in _RUN_SET],
+    }
+
+
+def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
+    """Python argument name -> flag, for error messages."""
+    return {spec.param: spec.flag for specs in option_groups().values() for spec in specs}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every option of ``hsi evaluate``."""
+    from hsi.evaluate.options import DEFAULT_FOLDS
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.description = __doc__.split("\n\nEach")[0]
+    parser.epilog = EPILOG
+    titles = {"evaluate": "evaluation", "data": "data (HSIDataModule)", "model": "model (HSIClassifier, networks only)",
+              "run": "run (each fold run)"}
+    for group, specs in option_groups().items():
+        add_options(parser.add_argument_group(titles[group]), specs, defaults={"folds": DEFAULT_FOLDS})
+
+
+def make_config(args: argparse.Namespace):
+    """The :class:`~hsi.evaluate.running.EvaluationConfig` of the parsed arguments."""
+    from hsi.evaluate.options import EvaluateOptions
+    from hsi.evaluate.running import EvaluationConfig
+
+    given = vars(args)
+    parts = {group: {s.param: given[s.name] for s in specs if s.name in given}
+             for group, specs in option_groups().items()}
+    return EvaluationConfig(data=parts["data"], model=parts["model"], run=parts["run"],
+                            options=EvaluateOptions(**parts["evaluate"]))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the evaluation, then print the leaderboard and where the outputs are."""
+    from hsi.evaluate.outputs import markdown_table
+    from hsi.evaluate.running import run_evaluation
+
+    board = run_evaluation(make_config(args))
+    print()
+    print(markdown_table(board))
+    print(f"\noutputs in {board['out']}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``hsi evaluate ...``."""
+    from hsi.cli import script_main
+
+    return script_main("evaluate", argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,196 @@
+"""A collection's state (grid, classes, split, pipeline) and its per-scene cache entries.
+
+:func:`collection_state` reads every scene once for its bands, classes and labels and makes
+the common grid (:mod:`hsi.collection.bands`), the union of classes
+(:mod:`hsi.collection.classes`) and the split (:mod:`hsi.collection.split`); it then fits
+the preprocessing once on the training pixels of all training scenes, after resampling,
+reading one scene at a time (only training pixels are gathered, as a single scene's fit
+does). A checkpoint's state is used instead when given (nothing refitted).
+
+:func:`open_entries` then builds (or reopens) one cache entry per scene with the
+single-scene machinery (:class:`hsi.data.build.CacheRecipe` with the collection's split and
+pipeline injected as its ``checkpoint``), one scene in memory at a time; the cache key
+holds the scene's identity, the grid, the classes and the digests of split and pipeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from hsi.collection.bands import common_grid
+from hsi.collection.classes import present_classes, renumber, union_classes
+from hsi.collection.entries import Collection
+from hsi.collection.load import prepare, scene_facts
+from hsi.collection.split import collection_split
+from hsi.data.cache import CacheEntry, PatchCache, json_roundtrip, materialize
+from hsi.errors import CheckpointError, OptionError
+from hsi.preprocess._base import nodata_mask
+
+__all__ = ["STATE_FORMAT", "collection_state", "memo_path", "open_entries"]
+
+STATE_FORMAT = "hsi.collection"
+STATE_VERSION = 1
+
+Loader = Callable[[int], Any]
+
+
+def _palette(names: list[str]) -> np.ndarray:
+    from hsi.scenes.palette import scene_palette
+
+    return np.asarray(scene_palette(names), dtype=np.uint8)
+
+
+def _fitted(values: dict[str, Any], x: np.ndarray, grid: np.ndarray | None) -> Any:
+    """A pipeline of the recipe's steps fitted on the ``(N, C)`` training spectra ``x``."""
+    from hsi.preprocess import make_pipeline
+
+    pca, remove = values["pca"], values["remove_bands"]
+    kept = x.shape[1] - len(set(remove or ()))
+    if isinstance(pca, int) and not isinstance(pca, bool) and pca > kept:
+        raise OptionError("pca", pca, f"at most {kept}, the number of bands of the collection's grid")
+    pipe = make_pipeline(scaling=values["scaling"], pca=pca, remove_bands=remove, fill_nonfinite="median")
+    return pipe.fit(x, None, wavelengths=grid)
+
+
+def _fit_pipelines(values: dict[str, Any], col: Collection, load: Loader, prepared: Callable[[Any, int], Any],
+                   splits: list[Any], grid: np.ndarray | None) -> tuple[Any, list[Any] | None]:
+    """The pipeline fitted on the training pixels of every training scene (after resampling), one scene in memory
+    at a time; with ``preprocess="scene"`` also each scene's own (the first training scene's is the main one)."""
+    pixels: list[np.ndarray | None] = []
+    for i in range(len(col.entries)):
+        if not splits[i].train.any():
+            pixels.append(None)
+            continue
+        src = prepared(load(i), i)
+        pixels.append(np.asarray(src.cube[splits[i].train], dtype=np.float32))
+        del src
+    if col.preprocess == "scene":
+        own = [None if x is None else _fitted(values, x, grid) for x in pixels]
+        return next(p for p in own if p is not None), own
+    return _fitted(values, np.concatenate([x for x in pixels if x is not None]), grid), None
+
+
+def collection_state(col: Collection, values: dict[str, Any], load: Loader,
+                     checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON state of the collection: grid, classes, per-scene facts and splits, and the fitted pipeline.
+
+    Parameters
+    ----------
+    col : Collection
+    values : dict
+        The DataModule's resolved recipe values (``block_size``, ``buffer``, ``fractions``,
+        ``split_seed``, ``scaling``, ``pca``, ``remove_bands``).
+    load : callable
+        ``load(i)`` -> the :class:`~hsi.data.scene_source.LoadedSource` of scene ``i`` as read.
+    checkpoint : dict, optional
+        A saved ``collection`` state whose grid, classes, splits and pipeline are reused.
+    """
+    facts, raw = [], []
+    for i, entry in enumerate(col.entries):
+        src = load(i)
+        facts.append(scene_facts(src, entry))
+        nodata = nodata_mask(src.cube)
+        raw.append(src.labels if nodata is None else np.where(nodata, 0, src.labels))  # as the build unlabels them
+        del src
+    names = col.names
+    if checkpoint is not None:
+        return _reuse(checkpoint, col, facts)
+    first = names.index(col.train_names[0])
+    grid = common_grid([f["wavelengths"] for f in facts], [f["n_bands"] for f in facts], names, first)
+    union = union_classes([f["class_names"] for f in facts])
+    palette = _palette(union)
+
+    def prepared(src: Any, i: int) -> Any:
+        return prepare(src, col.entries[i], grid, union, palette)
+
+    labels = [renumber(lab, f["class_names"], union) for lab, f in zip(raw, facts)]
+    splits = collection_split(labels, col, values)
+    pipeline, own = _fit_pipelines(values, col, load, prepared, splits, grid)
+    for f, lab in zip(facts, labels):
+        f["classes"] = present_classes(lab, union)
+    return json_roundtrip({
+        "format": STATE_FORMAT, "format_version": STATE_VERSION,
+        "collection": col.to_dict(), "grid": None if grid is None else grid.tolist(),
+        "class_names": union, "palette": palette.astype(int).tolist(), "scenes": facts,
+        "splits": [s.to_state() for s in splits], "pipeline": pipeline.to_state(),
+        "pipelines": None if own is None else [p.to_state() for p in own],
+    })
+
+
+def _reuse(state: dict[str, Any], col: Collection, facts: list[dict[str, Any]]) -> dict[str, Any]:
+    """A checkpoint's collection state, checked against the scenes given (names and shapes)."""
+    saved = [s["name"] for s in state["scenes"]]
+    if saved != col.names:
+        raise CheckpointError(f"HSIDataModule.load_state_dict: the checkpoint's scenes {saved} differ from the "
+                              f"collection's {col.names}")
+    for old, new in zip(state["scenes"], facts):
+        if list(old["shape"]) != list(new["shape"]):
+            raise CheckpointError(f"HSIDataModule.load_state_dict: scene {new['name']!r} is {new['shape']}, the "
+                                  f"checkpoint's was {old['shape']}")
+    return json_roundtrip(state)
+
+
+def open_entries(col: Collection, state: dict[str, Any], values: dict[str, Any], load: Loader,
+                 cache_dir: str | None) -> list[CacheEntry]:
+    """One cache entry per scene (built one scene at a time, or reopened), with the collection's split and pipeline."""
+    from hsi.data.build import CacheRecipe
+
+    grid = None if state["grid"] is None else np.asarray(state["grid"], dtype=np.float64)
+    union, palette = list(state["class_names"]), np.asarray(state["palette"], dtype=np.uint8)
+    entries = []
+    for i, entry in enumerate(col.entries):
+        pipeline = state["pipelines"][i] if state.get("pipelines") else state["pipeline"]
+        recipe = CacheRecipe(values, checkpoint={"split": state["splits"][i], "pipeline": pipeline})
+        identity = {"collection_scene": entry.to_dict(), "grid": state["grid"], "classes": union}
+        src = None
+        if entry.kind == "files":
+            from hsi.data.scene_source import file_identity
+
+            identity["files"] = [file_identity(p) for p in (entry.cube, entry.labels)]
+        else:  # registry or pack: the files are known once loaded
+            src = load(i)
+            identity["source"] = src.identity
+
+        def build(i: int = i, entry: Any = entry, recipe: Any = recipe, src: Any = src) -> Any:
+            return recipe.build(prepare(src if src is not None else load(i), entry, grid, union, palette))
+
+        description = recipe.description(identity)
+        if cache_dir is None:
+            arrays, st = build()
+            entries.append(CacheEntry({k: materialize(v) for k, v in arrays.items()}, json_roundtrip(st), None, True,
+                                      {"description": description}))
+        else:
+            entries.append(PatchCache(cache_dir, description, prefix=entry.name).open_or_build(build))
+        del src, build
+    return entries
+
+
+def memo_path(col: Collection, values: dict[str, Any], cache_dir: str | None) -> Any:
+    """Where the collection's state is kept in ``cache_dir`` (None: not kept).
+
+    The key is the collection, the recipe values and the identity of every file (size,
+    mtime and SHA-256), so a changed file or option gives a new state. Only collections of
+    files, packs and the synthetic scene are kept: a registry scene's files are known only
+    once it is loaded.
+    """
+    from pathlib import Path
+
+    from hsi.data.build import PREPROCESS_SEMANTICS
+    from hsi.data.cache import description_key
+    from hsi.data.scene_source import file_identity
+
+    if cache_dir is None:
+        return None
+    files = []
+    for e in col.entries:
+        if e.kind == "registry" and e.scene != "synthetic":
+            return None
+        files.append([file_identity(p) for p in (e.cube, e.labels, e.pack) if p])
+    key = description_key({"format": STATE_FORMAT, "version": STATE_VERSION, "semantics": PREPROCESS_SEMANTICS,
+                           "collection": {**col.to_dict(), "source": None}, "files": files,
+                           "values": json_roundtrip({k: v for k, v in values.items() if k != "cache"})})
+    return Path(cache_dir) / f"collection-{key[:16]}.json"
+

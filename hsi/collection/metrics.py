@@ -1,0 +1,52 @@
+"""Per-scene scores of a collection, for ``metrics.json``'s ``"scenes"``.
+
+Each scene is scored on its own test pixels over the collection's classes (a prediction
+of a class the scene lacks is still an error); ``per_class`` lists only the classes the
+scene has, so a class absent from a scene is never reported as 0 % there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hsi.training.metrics import scores_from_confusion
+
+__all__ = ["scene_scores"]
+
+
+def _finite(value: float) -> float | None:
+    return None if value != value else float(value)  # NaN (no test pixel) -> null in JSON
+
+
+def scene_scores(y_true: np.ndarray, y_pred: np.ndarray, scene_index: np.ndarray, names: Sequence[str],
+                 class_names: Sequence[str], scene_classes: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
+    """``{scene: {oa, aa, kappa, per_class, pixels}}`` of 0-based test predictions.
+
+    Parameters
+    ----------
+    y_true, y_pred : (N,) int arrays
+        0-based classes of the collection.
+    scene_index : (N,) int array
+        Index into ``names`` of each pixel's scene.
+    names : sequence of str
+        Scene names.
+    class_names : sequence of str
+        The collection's classes.
+    scene_classes : dict
+        ``{scene: [classes it has]}``; ``per_class`` keeps these only.
+    """
+    k = len(class_names)
+    out: dict[str, dict[str, Any]] = {}
+    for s, name in enumerate(names):
+        sel = np.asarray(scene_index) == s
+        confusion = np.zeros((k, k), dtype=np.int64)
+        np.add.at(confusion, (np.asarray(y_true)[sel], np.asarray(y_pred)[sel]), 1)
+        scores = scores_from_confusion(confusion)
+        has = set(scene_classes.get(name, class_names))
+        out[name] = {"oa": _finite(scores["oa"]), "aa": _finite(scores["aa"]), "kappa": _finite(scores["kappa"]),
+                     "per_class": {c: v for c, v in zip(class_names, scores["per_class"]) if c in has},
+                     "pixels": int(sel.sum())}
+    return out

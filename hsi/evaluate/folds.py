@@ -1,0 +1,85 @@
+"""The fold runs an evaluation makes, and what each one is given.
+
+A :class:`FoldJob` is one ``hsi train`` run: one model, one seed, one fold of K (or the
+per-pixel random split of the ``--random`` column). Its data options are the evaluation's
+with ``folds=K, fold=k`` (so ``hsi train --folds K --fold k`` reproduces it exactly), and it
+writes into ``<out>/runs/<model>/seed<seed>/fold<k>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from hsi.errors import OptionError
+from hsi.evaluate.options import DEFAULT_ROW
+
+__all__ = ["FoldJob", "check_models", "plan"]
+
+
+@dataclass(frozen=True)
+class FoldJob:
+    """One run of an evaluation.
+
+    Attributes
+    ----------
+    model : str
+        The model as given (``default``, a registry name, ``svm`` or ``rf``).
+    seed : int
+        The run's seed (split, initialisation, data order).
+    n_folds : int
+        Folds of the evaluation.
+    fold : int | None
+        The fold tested (0-based); None for the random-pixel split.
+    """
+
+    model: str
+    seed: int
+    n_folds: int
+    fold: int | None
+
+    @property
+    def folder(self) -> PurePosixPath:
+        """Where the run goes, relative to the evaluation's folder."""
+        last = "random" if self.fold is None else f"fold{self.fold}"
+        return PurePosixPath("runs", self.model, f"seed{self.seed}", last)
+
+    @property
+    def label(self) -> str:
+        """``ssnet seed 0 fold 2/5`` (1-based fold, as people count)."""
+        where = "random split" if self.fold is None else f"fold {self.fold + 1}/{self.n_folds}"
+        return f"{self.model} seed {self.seed} {where}"
+
+    def data(self, given: dict[str, Any]) -> dict[str, Any]:
+        """The run's DataModule arguments: the evaluation's, with this fold (or the random split)."""
+        data = {k: v for k, v in given.items() if k not in ("folds", "fold")}
+        if self.fold is None:
+            return {**data, "split": "random"}
+        return {**data, "folds": self.n_folds, "fold": self.fold}
+
+    def model_args(self, given: dict[str, Any], classical: tuple[str, ...]) -> dict[str, Any]:
+        """The run's task arguments: the given ones for a network, none for a classical baseline."""
+        if self.model in classical:
+            return {"model": self.model}
+        if self.model == DEFAULT_ROW:
+            return dict(given)
+        return {**given, "model": self.model}
+
+
+def check_models(models: tuple[str, ...], known: list[str]) -> None:
+    """Refuse a name that is neither ``default`` nor a known model."""
+    for name in models:
+        if name != DEFAULT_ROW and name not in known:
+            raise OptionError("models", name, f"{DEFAULT_ROW} or one of " + ", ".join(known))
+
+
+def plan(models: tuple[str, ...], seeds: tuple[int, ...], n_folds: int, random: bool) -> list[FoldJob]:
+    """Every run, model by model, seed by seed, fold by fold (the random split last)."""
+    jobs = []
+    for model in models:
+        for seed in seeds:
+            jobs += [FoldJob(model, seed, n_folds, k) for k in range(n_folds)]
+        if random:
+            jobs += [FoldJob(model, seed, n_folds, None) for seed in seeds]
+    return jobs

@@ -1,0 +1,87 @@
+"""The leaderboard: one row per model, mean ± std of its fold runs.
+
+A row's statistics are over all its block-split fold runs (K folds times the seeds),
+``std`` the population standard deviation (``ddof=0``) of those runs; ``per_class`` holds each
+class's mean accuracy over the runs whose test split holds the class (``per_class_std`` its std;
+None for a class in no test split), ``seconds`` the mean time of one fold run,
+and ``folds`` every run's own scores and leakage audit. With ``--random``, ``random`` holds the
+same statistics over the random-split runs. Rows are ordered by mean OA, best first (ties by
+name), so the table is the same for the same runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from hsi.evaluate.options import DEFAULT_ROW
+
+__all__ = ["LEADERBOARD_FORMAT", "leaderboard", "summarize"]
+
+#: ``format`` of ``leaderboard.json``
+LEADERBOARD_FORMAT = "hsi.leaderboard"
+_SCORES = ("oa", "aa", "kappa")
+
+
+def summarize(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """``oa_mean``, ``oa_std``, ... ``per_class`` means and stds, mean ``seconds`` and the largest ``leak``."""
+    stats: dict[str, Any] = {}
+    for key in _SCORES:
+        values = np.array([e[key] for e in entries], dtype=np.float64)
+        stats[f"{key}_mean"], stats[f"{key}_std"] = float(values.mean()), float(values.std())
+    names = list(entries[0]["per_class"])
+    per_class = np.array([[np.nan if e["per_class"][n] is None else e["per_class"][n] for n in names]
+                          for e in entries], dtype=np.float64)
+    stats["per_class"] = dict(zip(names, _nan_stat(per_class, np.mean)))
+    stats["per_class_std"] = dict(zip(names, _nan_stat(per_class, np.std)))
+    stats["seconds"] = float(np.mean([e["seconds"] for e in entries]))
+    stats["leak"] = int(max(e["leak"] for e in entries))
+    return stats
+
+
+def _nan_stat(values: np.ndarray, stat: Any) -> list[float | None]:
+    """``stat`` of each column over the runs whose test split holds the class (None: in none of them)."""
+    return [float(stat(col[~np.isnan(col)])) if (~np.isnan(col)).any() else None for col in values.T]
+
+
+def _model_label(model: str, results: list[Any]) -> str:
+    """``default (ssnet)`` for the default row, the name otherwise."""
+    if model != DEFAULT_ROW:
+        return model
+    resolved = sorted({str(r.metrics.get("model")) for r in results})
+    return f"{DEFAULT_ROW} ({', '.join(resolved)})"
+
+
+def _row(model: str, results: list[Any]) -> dict[str, Any]:
+    block = [r.entry() for r in results if r.job.fold is not None]
+    row: dict[str, Any] = {"model": _model_label(model, results), **summarize(block), "folds": block}
+    random = [r.entry() for r in results if r.job.fold is None]
+    if random:
+        row["random"] = {**summarize(random), "runs": random}
+    return row
+
+
+def leaderboard(results: list[Any], config: Any, seconds: float) -> dict[str, Any]:
+    """The leaderboard of the fold runs ``results`` (:class:`~hsi.evaluate.running.FoldResult`) of ``config``."""
+    models = list(dict.fromkeys(r.job.model for r in results))
+    rows = [_row(m, [r for r in results if r.job.model == m]) for m in models]
+    rows.sort(key=lambda row: (-row["oa_mean"], row["model"]))
+    first = results[0].metrics
+    return {
+        "format": LEADERBOARD_FORMAT,
+        "format_version": 1,
+        "scene": first["scene"],
+        "class_names": list(first["class_names"]),
+        "n_folds": config.n_folds,
+        "seeds": list(config.options.seeds),
+        "block_size": first["split"].get("block_size"),
+        "rows": rows,
+        "settings": {"data": _jsonable(config.data), "model": _jsonable(config.model), "run": _jsonable(config.run),
+                     "models": list(config.options.model_names), "random": bool(config.options.random)},
+        "seconds": round(float(seconds), 3),
+    }
+
+
+def _jsonable(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in values.items()}

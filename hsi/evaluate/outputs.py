@@ -1,0 +1,169 @@
+"""The files of an evaluation, written into a staging folder and committed together, ``evaluate.json`` last.
+
+In the evaluation's folder:
+
+- ``leaderboard.json`` (:mod:`hsi.evaluate.leaderboard`), ``leaderboard.md``, ``leaderboard.csv``
+  and ``leaderboard.tex`` (a LaTeX ``tabular``);
+- ``comparison.json`` and ``comparison.md``: every model against the best (:mod:`hsi.evaluate.stats`);
+- ``per_class.png``: per-class accuracy, mean over the fold runs with std error bars;
+- ``runs/``: the fold runs, each an ``hsi train`` folder with its own ``run.json``;
+- ``evaluate.json``: the manifest of the files above (not of ``runs/``), written last.
+
+The folder may be given again (that resumes): the files an earlier evaluation wrote there
+are replaced, a file hsi did not write is refused (:mod:`hsi.transaction`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from hsi import transaction
+
+__all__ = ["EVALUATE_MANIFEST", "EVALUATE_OUTPUTS", "check_out", "default_out", "markdown_table", "write_outputs"]
+
+EVALUATE_MANIFEST = "evaluate.json"
+EVALUATE_OUTPUTS = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "leaderboard.tex", "comparison.json",
+                    "comparison.md", "per_class.png", EVALUATE_MANIFEST)
+COMMAND = "hsi evaluate"
+
+
+def default_out(scene: str) -> str:
+    """``evaluations/<scene>-<YYYYmmdd-HHMMSS>``."""
+    return os.path.join("evaluations", f"{scene}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+
+def check_out(out: str | Path) -> Path:
+    """The absolute output folder, checked before any work (a file in the way, a file hsi did not write)."""
+    return transaction.check_target(out, manifest=EVALUATE_MANIFEST, outputs=EVALUATE_OUTPUTS, overwrite=True,
+                                    command=COMMAND)
+
+
+def _pm(stats: dict[str, Any], key: str) -> str:
+    if key == "kappa":
+        return f"{stats['kappa_mean']:.3f} ± {stats['kappa_std']:.3f}"
+    return f"{100 * stats[f'{key}_mean']:.1f} ± {100 * stats[f'{key}_std']:.1f}"
+
+
+def markdown_table(board: dict[str, Any]) -> str:
+    """The leaderboard as a Markdown table (what ``hsi evaluate`` prints at the end)."""
+    random = any("random" in row for row in board["rows"])
+    head = ["model", "OA %", "AA %", "kappa", "leak", "s/fold"] + (["random OA % (leaky)"] if random else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for row in board["rows"]:
+        cells = [row["model"], _pm(row, "oa"), _pm(row, "aa"), _pm(row, "kappa"), str(row["leak"]),
+                 f"{row['seconds']:.1f}"]
+        if random:
+            cells.append(_pm(row["random"], "oa") if "random" in row else "")
+        lines.append("| " + " | ".join(cells) + " |")
+    runs = len(board["rows"][0]["folds"])
+    return "\n".join(lines) + (f"\n\n{board['scene']}: {board['n_folds']}-fold spatial cross-validation over "
+                               f"{board['block_size']} px blocks, seeds {', '.join(map(str, board['seeds']))}: "
+                               f"mean ± std over {runs} fold runs per model; leak = test pixels inside training "
+                               "patches (largest over the folds).")
+
+
+def csv_text(board: dict[str, Any]) -> str:
+    """One line per model: the means and stds, seconds, leak, then each class's mean accuracy."""
+    names = board["class_names"]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["model", "oa_mean", "oa_std", "aa_mean", "aa_std", "kappa_mean", "kappa_std", "seconds", "leak",
+                     *names])
+    for row in board["rows"]:
+        writer.writerow([row["model"], *(f"{row[k]:.6f}" for k in ("oa_mean", "oa_std", "aa_mean", "aa_std",
+                                                                     "kappa_mean", "kappa_std")),
+                         f"{row['seconds']:.3f}", row["leak"], *("" if row["per_class"][n] is None else f"{row['per_class'][n]:.6f}" for n in names)])
+    return buf.getvalue()
+
+
+def _tex(text: str) -> str:
+    return "".join("\\" + ch if ch in "&%$#_{}" else ch for ch in str(text))
+
+
+def latex_table(board: dict[str, Any]) -> str:
+    """A LaTeX ``tabular`` of OA, AA and kappa (mean $\\pm$ std), the best row in bold."""
+    lines = ["\\begin{tabular}{lccc}", "\\hline", "Model & OA (\\%) & AA (\\%) & $\\kappa$ \\\\", "\\hline"]
+    for i, row in enumerate(board["rows"]):
+        cells = [_pm(row, k).replace("±", "$\\pm$") for k in ("oa", "aa", "kappa")]
+        if i == 0:
+            cells = [f"\\textbf{{{c}}}" for c in cells]
+        lines.append(" & ".join([_tex(row["model"]), *cells]) + " \\\\")
+    lines += ["\\hline", "\\end{tabular}", ""]
+    caption = (f"% {board['scene']}: {board['n_folds']}-fold spatial cross-validation, seeds "
+               f"{', '.join(map(str, board['seeds']))}; written by hsi evaluate")
+    return caption + "\n" + "\n".join(lines)
+
+
+def comparison_markdown(comparison: dict[str, Any]) -> str:
+    """The verdicts and per-fold OA differences, one section per model."""
+    lines = [f"# Paired comparison with the best model: {comparison['best']}", ""]
+    if not comparison["comparisons"]:
+        lines.append("Only one model: nothing to compare.")
+    for c in comparison["comparisons"]:
+        diffs = ", ".join(f"{100 * d['oa_difference']:+.2f}" for d in c["differences"])
+        mc = c["mcnemar"]
+        lines += [f"## {c['model']}", "", f"- {c['verdict']}",
+                  f"- OA difference per fold run (points, {c['model']} minus {c['best']}): {diffs}; mean "
+                  f"{100 * c['mean_oa_difference']:+.2f}",
+                  f"- McNemar on the pooled test pixels: {mc['only_best_right']} right only with {c['best']}, "
+                  f"{mc['only_model_right']} only with {c['model']}, p = {mc['p']:.3g} (pixels are spatially "
+                  "correlated: this p-value overstates the evidence)", ""]
+    return "\n".join(lines)
+
+
+def plot_per_class(board: dict[str, Any], path: Path) -> None:
+    """``per_class.png``: grouped bars of each class's mean accuracy per model, std as error bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from hsi.training.report import save_figure_atomic
+
+    names, rows = board["class_names"], board["rows"]
+    x = np.arange(len(names))
+    width = 0.8 / len(rows)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(names) * len(rows) ** 0.5 + 2), 4))
+    for i, row in enumerate(rows):
+        means = [100 * (row["per_class"][n] or 0.0) for n in names]
+        stds = [100 * (row["per_class_std"][n] or 0.0) for n in names]
+        ax.bar(x + (i - (len(rows) - 1) / 2) * width, means, width, yerr=stds, capsize=2, label=row["model"])
+    ax.set_xticks(x, names, rotation=45 if len(names) > 6 else 0, ha="right" if len(names) > 6 else "center")
+    ax.set_ylabel("accuracy % (mean ± std over fold runs)")
+    ax.set_ylim(0, 105)
+    ax.set_title(f"{board['scene']}: {board['n_folds']}-fold spatial cross-validation")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    save_figure_atomic(fig, path)
+    plt.close(fig)
+
+
+def write_outputs(out: Path, board: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    """Write every leaderboard file into a staging folder and commit it into ``out``; returns the comparison."""
+    from hsi.evaluate.stats import compare
+
+    comparison = compare(out, board)
+    staging = transaction.begin(out, manifest=EVALUATE_MANIFEST, outputs=EVALUATE_OUTPUTS, overwrite=True,
+                                command=COMMAND)
+    try:
+        with transaction.disk_full_as_error(out, None, f"the {COMMAND} outputs"):
+            files = {"leaderboard.json": json.dumps(board, indent=2) + "\n",
+                     "leaderboard.md": markdown_table(board) + "\n", "leaderboard.csv": csv_text(board),
+                     "leaderboard.tex": latex_table(board), "comparison.json": json.dumps(comparison, indent=2) + "\n",
+                     "comparison.md": comparison_markdown(comparison)}
+            for name, text in files.items():
+                (staging.path / name).write_text(text, encoding="utf-8")
+            plot_per_class(board, staging.path / "per_class.png")
+            staging.commit({"scene": board["scene"], "models": [r["model"] for r in board["rows"]],
+                            "runs": sorted({r.job.folder.as_posix() for r in results})})
+    except BaseException:
+        staging.abort()
+        raise
+    return comparison

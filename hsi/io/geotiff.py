@@ -1,0 +1,371 @@
+"""GeoTIFF cubes and label maps through rasterio, read window by window.
+
+A multi-band GeoTIFF is a cube H x W x C in band order; a single-band one is a label map
+(:func:`hsi.io.read_labels`). Parsed in stages: open the dataset (a file GDAL cannot read
+as a TIFF is a :class:`CubeFormatError`), check the band dtype and the nodata value against
+it, read per-band scale/offset, find wavelengths (GDAL band metadata, then band
+descriptions, then an ENVI ``.hdr`` beside the file) and the georeference (CRS and affine
+transform, refused when unusable unless ``georef="ignore"``). The dataset stays open and
+windows are read from it on demand, so a GeoTIFF larger than memory is never loaded whole.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hsi.errors import CubeFormatError, DataQualityWarning, GeoRefError
+from hsi.io.georef import GeoRef, quiet_gdal, check_policy, check_usable
+from hsi.io.source import RawSource
+
+__all__ = ["GeoTiffBands", "geotiff_info", "open_geotiff", "read_geotiff_georef", "read_label_band"]
+
+_IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0)
+#: the first 4 bytes of classic and BigTIFF files, little- and big-endian
+_TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
+#: GDAL's private TIFF tag holding the nodata value as text
+_GDAL_NODATA_TAG = 42113
+#: a number followed by a length unit, as band descriptions hold it ("Band 1 (450.0 nm)", "0.45 um")
+_DESCRIPTION_WAVELENGTH = re.compile(
+    r"(?<![\w.])([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
+    r"(nm|nanomet(?:er|re)s?|[uµμ]m|micromet(?:er|re)s?|microns?)(?![a-zA-Z])",
+    re.IGNORECASE,
+)
+
+
+class GeoTiffBands:
+    """An open GeoTIFF seen as an (H, W, C) array: ``bands[rows, cols, bands]`` reads one window.
+
+    Rows and columns must be contiguous slices (a rasterio ``Window``); bands may be any
+    slice. The result is an (h, w, c) numpy array of the file's dtype.
+    """
+
+    def __init__(self, dataset: Any, path: Path) -> None:
+        self.dataset = dataset
+        self.path = path
+        self.shape = (int(dataset.height), int(dataset.width), int(dataset.count))
+        self.dtype = np.dtype(dataset.dtypes[0])
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        from rasterio.errors import RasterioError
+        from rasterio.windows import Window
+
+        index = index if isinstance(index, tuple) else (index,)
+        if Ellipsis in index:
+            at = index.index(Ellipsis)
+            index = index[:at] + (slice(None),) * (4 - len(index)) + index[at + 1:]
+        index = tuple(index) + (slice(None),) * (3 - len(index))
+        if len(index) != 3 or not all(isinstance(i, slice) for i in index):
+            raise TypeError(f"{self.path}: index a GeoTIFF cube with three slices (rows, cols, bands); got {index!r}")
+        (r0, r1, rstep), (c0, c1, cstep) = (sl.indices(n) for sl, n in zip(index[:2], self.shape[:2]))
+        if rstep != 1 or cstep != 1:
+            raise TypeError(f"{self.path}: GeoTIFF windows need contiguous rows and columns (step 1); "
+                            f"got {index[:2]!r}")
+        bands = [b + 1 for b in range(*index[2].indices(self.shape[2]))]
+        if r1 <= r0 or c1 <= c0 or not bands:
+            return np.empty((max(r1 - r0, 0), max(c1 - c0, 0), len(bands)), self.dtype)
+        try:
+            with quiet_gdal():
+                block = self.dataset.read(bands, window=Window(c0, r0, c1 - c0, r1 - r0))
+        except (RasterioError, OSError, ValueError) as err:
+            raise CubeFormatError(f"{self.path}: could not read rows {r0}:{r1}, cols {c0}:{c1} of the GeoTIFF "
+                                  f"({type(err).__name__}: {err}); the file may be truncated or corrupt") from err
+        return np.moveaxis(block, 0, -1)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        block = self[:, :, :]
+        return block if dtype is None else block.astype(dtype)
+
+
+def _check_magic(path: Path) -> None:
+    """Refuse a file whose first bytes are no TIFF header (another format under a .tif name)."""
+    from hsi.io.formats import SUPPORTED
+
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4)
+    except OSError as err:
+        raise CubeFormatError(f"{path}: cannot be read ({err})") from err
+    if head not in _TIFF_MAGIC:
+        raise CubeFormatError(f"{path}: unsupported file type: not a TIFF (its first bytes {head!r} are no TIFF "
+                              f"header); expected a GeoTIFF for the {path.suffix} extension. Supported: {SUPPORTED}")
+
+
+def _open(path: Path) -> Any:
+    """The rasterio dataset of ``path``; :class:`CubeFormatError` naming it when GDAL cannot read it as a TIFF."""
+    import rasterio
+    from rasterio.errors import NotGeoreferencedWarning, RasterioError
+
+    _check_magic(path)
+    try:
+        with quiet_gdal(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotGeoreferencedWarning)  # no georeference is reported as None
+            return rasterio.open(path, driver="GTiff")
+    except (RasterioError, OSError) as err:
+        raise CubeFormatError(f"{path}: not a readable GeoTIFF ({type(err).__name__}: {err}); the file is "
+                              f"corrupt, truncated or not a TIFF") from err
+
+
+def _band_dtype(dataset: Any, path: Path) -> np.dtype:
+    """The one dtype of all bands; complex and mixed dtypes are refused."""
+    names = set(dataset.dtypes)
+    if any("complex" in name for name in names):
+        raise CubeFormatError(f"{path}: complex GeoTIFF bands ({', '.join(sorted(names))}) are not reflectance "
+                              f"data; expected real numbers (integer or float bands)")
+    if len(names) != 1:
+        raise CubeFormatError(f"{path}: bands of different dtypes ({', '.join(sorted(names))}); a cube needs one")
+    return np.dtype(names.pop())
+
+
+def _raw_nodata_tag(path: Path) -> str | None:
+    """The text of GDAL's nodata tag in the first IFD, read from the file itself.
+
+    rasterio reports a nodata value outside the band dtype's range (-9999 on uint8, NaN on
+    integers) as None; reading the tag is the only way to tell that file from one without nodata.
+    """
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(16)
+            order = {b"II": "<", b"MM": ">"}.get(head[:2])
+            if order is None:
+                return None
+            version = struct.unpack(order + "H", head[2:4])[0]
+            big = version == 43
+            handle.seek(struct.unpack(order + ("Q" if big else "I"), head[8:16] if big else head[4:8])[0])
+            count_fmt, entry_fmt, offset_fmt = (order + "Q", order + "HHQ", order + "Q") if big else \
+                (order + "H", order + "HHI", order + "I")
+            head_size, size = struct.calcsize(entry_fmt), struct.calcsize(entry_fmt) + struct.calcsize(offset_fmt)
+            n = struct.unpack(count_fmt, handle.read(struct.calcsize(count_fmt)))[0]
+            entries = handle.read(size * n)
+            for i in range(n):
+                entry = entries[i * size:(i + 1) * size]
+                tag, _, length = struct.unpack_from(entry_fmt, entry)
+                if tag != _GDAL_NODATA_TAG:
+                    continue
+                if length > size - head_size:  # stored elsewhere: the entry holds its offset
+                    handle.seek(struct.unpack_from(offset_fmt, entry, head_size)[0])
+                    value = handle.read(length)
+                else:
+                    value = entry[head_size:head_size + length]
+                return value.split(b"\0", 1)[0].decode("ascii", "replace").strip()
+    except (OSError, struct.error):
+        return None
+    return None
+
+
+def _nodata(dataset: Any, path: Path, dtype: np.dtype) -> float | None:
+    """The nodata value, checked against ``dtype``: one the bands cannot hold is "wrong nodata type"."""
+    value = dataset.nodata
+    if value is None:
+        text = _raw_nodata_tag(path)
+        if text is None:
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            raise CubeFormatError(f"{path}: nodata value {text!r} is not a number (wrong nodata type)") from None
+    value = float(value)
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        fits = np.isfinite(value) and value == round(value) and info.min <= value <= info.max
+    else:
+        fits = not np.isfinite(value) or abs(value) <= np.finfo(dtype).max
+    if not fits:
+        raise CubeFormatError(
+            f"{path}: nodata value {value!r} cannot occur in {dtype} bands (wrong nodata type); expected a "
+            f"value of the band dtype; set a valid one (gdal_edit.py -a_nodata VALUE) or remove it "
+            f"(gdal_edit.py -unsetnodata)"
+        )
+    return value
+
+
+def _band_scaling(dataset: Any, path: Path) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """GDAL's per-band ``(scale, offset)`` (value = raw * scale + offset); None for all 1 / all 0."""
+    scales = np.asarray([1.0 if s is None else s for s in dataset.scales], dtype=np.float64)
+    offsets = np.asarray([0.0 if o is None else o for o in dataset.offsets], dtype=np.float64)
+    bad = ~np.isfinite(scales) | (scales == 0) | ~np.isfinite(offsets)
+    if bad.any():
+        band = int(np.flatnonzero(bad)[0])
+        raise CubeFormatError(f"{path}: band {band + 1} has scale {scales[band]!r} and offset {offsets[band]!r}; "
+                              f"expected a finite non-zero scale and a finite offset")
+    return (None if np.all(scales == 1) else scales), (None if np.all(offsets == 0) else offsets)
+
+
+def _numbers(texts: list[str | None], what: str, path: Path) -> np.ndarray | None:
+    """Floats of per-band metadata; None (with a warning when partly present or malformed) otherwise."""
+    if all(t is None for t in texts):
+        return None
+    try:
+        if any(t is None for t in texts):
+            raise ValueError(f"only {sum(t is not None for t in texts)} of {len(texts)} bands have it")
+        return np.array([float(t) for t in texts], dtype=np.float64)
+    except ValueError as err:
+        warnings.warn(f"{path}: GDAL band metadata {what!r} ignored ({err})", DataQualityWarning, stacklevel=4)
+        return None
+
+
+def _from_band_tags(dataset: Any, path: Path) -> tuple | None:
+    """``(values, units, source, fwhm)`` from the band metadata GDAL writes for ENVI (and GDAL's IMAGERY domain)."""
+    tags = [dataset.tags(b) for b in dataset.indexes]
+    values = _numbers([t.get("wavelength") for t in tags], "wavelength", path)
+    if values is not None:
+        units = [t.get("wavelength_units") or dataset.tags().get("wavelength_units") for t in tags]
+        if len(set(units)) > 1:  # per-band units that differ: convert each to nm here
+            from hsi.io.bands import to_nanometers
+
+            converted = [to_nanometers([v], u, str(path))[0] for v, u in zip(values, units)]
+            if any(c is None for c in converted):  # a unit that is no length (already warned about)
+                return None
+            values, units = np.concatenate(converted), ["nm"]
+        fwhm = _numbers([t.get("fwhm") for t in tags], "fwhm", path)
+        return values, units[0], "GDAL band metadata 'wavelength'", fwhm
+    imagery = [dataset.tags(b, ns="IMAGERY") for b in dataset.indexes]
+    values = _numbers([t.get("CENTRAL_WAVELENGTH_UM") for t in imagery], "CENTRAL_WAVELENGTH_UM", path)
+    if values is None:
+        return None
+    fwhm = _numbers([t.get("FWHM_UM") for t in imagery], "FWHM_UM", path)
+    return values, "um", "GDAL band metadata IMAGERY/CENTRAL_WAVELENGTH_UM", fwhm
+
+
+def _from_descriptions(dataset: Any) -> tuple | None:
+    """Wavelengths (nm) when every band description holds a number with nm/µm units."""
+    values = []
+    for text in dataset.descriptions:
+        match = _DESCRIPTION_WAVELENGTH.search(text or "")
+        if match is None:
+            return None
+        number, unit = float(match.group(1)), match.group(2).lower()
+        values.append(number if unit.startswith("n") else number * 1e3)
+    return np.array(values, dtype=np.float64), "nm", "band descriptions", None
+
+
+def _from_header(path: Path) -> tuple | None:
+    """Wavelengths from an ENVI-style header beside the file (``x.tif.hdr`` or ``x.hdr``)."""
+    import spectral.io.envi as spy_envi
+
+    from hsi.io.envi import _ERRORS as _HEADER_ERRORS  # what spectral raises for a bad header
+
+    for header in (Path(f"{path}.hdr"), path.with_suffix(".hdr")):
+        if not header.is_file():
+            continue
+        try:
+            fields = spy_envi.read_envi_header(str(header))
+            values = fields.get("wavelength")
+            if values is None:
+                return None
+            values = np.array([float(v) for v in (values if isinstance(values, list) else [values])])
+            fwhm = fields.get("fwhm")
+            fwhm = None if fwhm is None else np.array([float(v) for v in (fwhm if isinstance(fwhm, list) else [fwhm])])
+        except _HEADER_ERRORS as err:
+            warnings.warn(f"{header}: ENVI header beside {path.name} not used for wavelengths "
+                          f"({type(err).__name__}: {err})", DataQualityWarning, stacklevel=4)
+            return None
+        return values, fields.get("wavelength units"), f"ENVI header {header.name} beside the GeoTIFF", fwhm
+    return None
+
+
+def read_geotiff_georef(dataset: Any, where: str) -> GeoRef | None:
+    """The georeference of an open rasterio dataset; None for the identity grid without CRS.
+
+    Raises
+    ------
+    GeoRefError
+        A transform without CRS, a rotated grid (:func:`hsi.io.georef.check_usable`), or a
+        file georeferenced only by ground control points or RPCs.
+    """
+    transform = tuple(float(v) for v in tuple(dataset.transform)[:6])
+    if dataset.crs is None and transform == _IDENTITY:
+        if dataset.gcps[0] or dataset.rpcs is not None:
+            raise GeoRefError(f"{where}: georeferenced by ground control points or RPCs only, which is not "
+                              f"supported; expected an affine transform (warp it first: gdalwarp), or read "
+                              f"without georeferencing (ignore_georef=True, --ignore-georef)")
+        return None
+    pixel_is = "point" if str(dataset.tags().get("AREA_OR_POINT", "Area")).lower() == "point" else "area"
+    crs = None if dataset.crs is None else dataset.crs.to_wkt()
+    return check_usable(GeoRef(crs, transform, pixel_is), where)
+
+
+def open_geotiff(path: Path, georef: str = "check") -> RawSource:
+    """A multi-band GeoTIFF as a lazy HWC :class:`RawSource` (``georef="ignore"``: no georeference).
+
+    ``extra`` holds ``georef`` (a :class:`GeoRef` or None), ``driver``, ``nodata`` and the
+    band descriptions; the dataset stays open until ``source.close()``.
+
+    Raises
+    ------
+    CubeFormatError
+        Not a readable TIFF, a single band (a label map), complex or mixed dtypes, a nodata
+        value the dtype cannot hold, or an unusable band scale/offset.
+    GeoRefError
+        An unusable georeference (with ``georef="check"``).
+    """
+    check_policy(georef)
+    dataset = _open(path)
+    try:
+        if dataset.count == 1:
+            raise CubeFormatError(f"{path}: a single-band GeoTIFF is a label map; read it with read_labels "
+                                  f"(a cube needs 2 or more bands)")
+        dtype = _band_dtype(dataset, path)
+        nodata = _nodata(dataset, path, dtype)
+        band_scale, band_offset = _band_scaling(dataset, path)
+        geo = None if georef == "ignore" else read_geotiff_georef(dataset, str(path))
+        values, units, origin, fwhm = _from_band_tags(dataset, path) or _from_descriptions(dataset) \
+            or _from_header(path) or (None, None, None, None)
+        return RawSource(
+            path, "geotiff", GeoTiffBands(dataset, path), layout="HWC",
+            wavelengths=values, wavelength_units=units, wavelength_source=origin, fwhm=fwhm,
+            ignore_value=nodata, band_scale=band_scale, band_offset=band_offset,
+            extra={"georef": geo, "driver": dataset.driver, "nodata": nodata,
+                   "band_descriptions": list(dataset.descriptions)},
+            closer=dataset.close,
+        )
+    except BaseException:
+        dataset.close()
+        raise
+
+
+def geotiff_info(path: Path, georef: str = "check") -> dict[str, Any]:
+    """Facts of a GeoTIFF without reading pixels: ``shape`` ((H, W) for one band, else (H, W, C)),
+    ``dtype``, ``count``, ``nodata`` and ``georef`` (None with ``georef="ignore"``)."""
+    check_policy(georef)
+    dataset = _open(path)
+    try:
+        dtype = _band_dtype(dataset, path)
+        shape = (dataset.height, dataset.width) + (() if dataset.count == 1 else (dataset.count,))
+        return {"shape": tuple(int(s) for s in shape), "dtype": dtype.name, "count": int(dataset.count),
+                "nodata": _nodata(dataset, path, dtype),
+                "georef": None if georef == "ignore" else read_geotiff_georef(dataset, str(path))}
+    finally:
+        dataset.close()
+
+
+def read_label_band(path: Path) -> np.ndarray:
+    """The one band of a label GeoTIFF as (H, W), its nodata pixels set to 0 (unlabeled).
+
+    No georeference is read (see :func:`geotiff_info`); values are checked by the caller
+    (:func:`hsi.io.labels.to_label_map`).
+
+    Raises
+    ------
+    CubeFormatError
+        Not a readable TIFF, more than one band, or a nodata value the dtype cannot hold.
+    """
+    dataset = _open(path)
+    try:
+        if dataset.count != 1:
+            raise CubeFormatError(f"{path}: a GeoTIFF label map has one band; this one has {dataset.count} "
+                                  f"(read a cube with read_cube)")
+        dtype = _band_dtype(dataset, path)
+        nodata = _nodata(dataset, path, dtype)
+        band = GeoTiffBands(dataset, path)[:, :, :][..., 0]
+    finally:
+        dataset.close()
+    if nodata is not None:
+        band = band.copy()
+        band[np.isnan(band) if np.isnan(nodata) else band == nodata] = 0
+    return band

@@ -1,0 +1,55 @@
+"""Fixtures of the collection tests: the tiny files of :mod:`data`, and one trained run on them."""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from data import make_files  # noqa: E402
+
+#: DataModule arguments of a fast collection (patch 5, blocks of 8 on scenes of 24-36 pixels)
+FAST = {"patch_size": 5, "block_size": 8, "batch_size": 32}
+#: options of a one-epoch ``hsi train`` run on the collection
+TRAIN = ["--epochs", "1", "--patch-size", "5", "--block-size", "8", "--batch-size", "64", "--model", "spectral1d",
+         "--no-progress", "--accelerator", "cpu"]
+
+
+@pytest.fixture(scope="session")
+def files(tmp_path_factory) -> dict[str, Path]:
+    """The collection's files and YAML files (``block``: block split; ``scene``: south held out)."""
+    return make_files(tmp_path_factory.mktemp("collection"))
+
+
+@pytest.fixture
+def make_dm():
+    """``make_dm(scenes, **overrides)`` -> an HSIDataModule over a collection, in memory."""
+    from hsi.data import HSIDataModule
+
+    def factory(scenes, **kw):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return HSIDataModule(scenes=scenes, **{**FAST, **kw})
+
+    return factory
+
+
+@pytest.fixture(scope="session")
+def trained(files, tmp_path_factory) -> Path:
+    """A one-epoch run of ``hsi train --scenes`` on the held-out-scene collection (south never trained on)."""
+    from hsi.cli import main
+
+    out = tmp_path_factory.mktemp("trained") / "run"
+    here = os.getcwd()
+    os.chdir(files["scene"].parent)
+    try:
+        status = main(["train", "--scenes", str(files["scene"]), *TRAIN, "--out", str(out)])
+    finally:
+        os.chdir(here)
+    assert status == 0
+    return out

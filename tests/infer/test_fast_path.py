@@ -1,0 +1,214 @@
+"""The fused host pipeline of inference equals the general one: read and scale in one pass,
+edge-strip padding, labels and confidence from logits, windows copied into the batch buffer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from hsi.infer.predict import TilePredictor, enumerate_runs, load_scaled_block, maps_from_scores, preprocess_block
+from hsi.infer.sources import ArraySource, read_padded_block
+from hsi.infer.windows import block_plan, fill_strips
+from hsi.preprocess import make_pipeline
+from hsi.preprocess._base import nodata_mask
+
+H, W, C = 23, 19, 6
+
+
+def _cube(dtype=np.float32, nan: bool = True) -> np.ndarray:
+    rng = np.random.default_rng(3)
+    cube = (100 + 50 * rng.random((H, W, C))).astype(dtype)
+    if nan:
+        cube[2, 3, 1] = np.nan  # an edge pixel: reflected into the margin
+        cube[10, 10, :] = np.inf
+    return cube
+
+
+TILES = [((0, 8), (0, 8)), ((8, 16), (5, 13)), ((15, 23), (11, 19)), ((0, 23), (0, 19)), ((4, 9), (14, 19))]
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "edge", "constant"])
+@pytest.mark.parametrize("scaling", ["minmax", "standardize"])
+@pytest.mark.parametrize(("rows", "cols"), TILES)
+def test_fused_read_and_scale_equals_read_then_scale(mode, scaling, rows, cols, monkeypatch):
+    monkeypatch.setattr("hsi.infer.predict._CHUNK_BYTES", 2 * W * C * 4)  # a few rows per chunk, as on a real scene
+    cube = _cube()
+    pipe = make_pipeline(scaling=scaling, fill_nonfinite="median").fit(_cube(nan=False))
+    halo = 3
+    src = ArraySource(cube)
+    raw, outside = read_padded_block(src, rows, cols, halo, mode)
+    tile = (slice(halo, halo + rows[1] - rows[0]), slice(halo, halo + cols[1] - cols[0]))
+    want_nodata = nodata_mask(raw[tile])
+    want_rgb = raw[tile][..., [0, 2, 4]].copy()
+    want = preprocess_block(pipe, raw, outside, "test")
+    out = np.full_like(want, -7.0)
+    block, nodata, rgb = load_scaled_block(src, rows, cols, halo, mode, pipe, out, [0, 2, 4])
+    assert block is out
+    np.testing.assert_array_equal(block, want)  # bit for bit
+    np.testing.assert_array_equal(rgb, want_rgb)
+    if want_nodata is None:
+        assert nodata is None
+    else:
+        np.testing.assert_array_equal(nodata, want_nodata)
+
+
+def test_fused_read_converts_integer_cubes_like_read_window():
+    cube = (_cube(nan=False) * 10).astype(np.uint16)
+    pipe = make_pipeline(scaling="minmax").fit(cube.astype(np.float32))
+    src = ArraySource(cube)
+    raw, outside = read_padded_block(src, (0, 8), (0, 8), 2, "reflect")
+    want = preprocess_block(pipe, raw, outside, "test")
+    block, nodata, _ = load_scaled_block(src, (0, 8), (0, 8), 2, "reflect", pipe, np.empty_like(want))
+    np.testing.assert_array_equal(block, want)
+    assert nodata is None
+
+
+def test_fused_read_hands_back_what_it_cannot_do():
+    cube = _cube()
+    src = ArraySource(cube)
+    out = np.empty((14, 14, C), np.float32)
+    no_fill = make_pipeline(scaling="minmax").fit(_cube(nan=False))
+    assert load_scaled_block(src, (0, 8), (0, 8), 3, "reflect", no_fill, out) is None  # NaN after scaling
+    pca = make_pipeline(scaling="minmax", pca=3, fill_nonfinite="median").fit(_cube(nan=False))
+    assert load_scaled_block(src, (0, 8), (0, 8), 3, "reflect", pca, out) is None  # bands change
+    filled = make_pipeline(scaling="minmax", fill_nonfinite="median").fit(_cube(nan=False))
+    assert load_scaled_block(src, (0, 8), (0, 8), 3, "wrap", filled, out) is None  # margin from the far side
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric", "edge"])
+def test_edge_strip_padding_equals_numpy_pad_of_the_whole_scene(mode):
+    cube = _cube(nan=False)
+    halo = 4
+    padded = np.pad(cube, ((halo, halo), (halo, halo), (0, 0)), mode=mode)
+    for rows, cols in TILES:
+        plan = block_plan(rows, cols, halo, H, W, mode)
+        block = np.full((rows[1] - rows[0] + 2 * halo, cols[1] - cols[0] + 2 * halo, C), np.nan, np.float32)
+        block[plan.top : plan.bottom, plan.left : plan.right] = cube[slice(*plan.scene_rows), slice(*plan.scene_cols)]
+        fill_strips(block, plan)
+        np.testing.assert_array_equal(block, padded[rows[0] : rows[1] + 2 * halo, cols[0] : cols[1] + 2 * halo])
+
+
+def test_confidence_from_logits_equals_the_largest_softmax_probability():
+    logits = torch.randn(50, 3, 4, 7, generator=torch.Generator().manual_seed(0)) * 4
+    logits[0, 0, 0, :] = 0.0  # a tie: the first class wins, as numpy's argmax
+    logits = logits.permute(0, 3, 1, 2).contiguous().permute(0, 2, 3, 1)  # a strided view, as a network gives
+    probs = torch.softmax(logits, dim=-1)
+    labels, confidence = maps_from_scores(logits, True, np.dtype(np.uint8))
+    assert labels.dtype == np.uint8 and confidence.dtype == np.float32 and labels.shape == (50, 3, 4)
+    np.testing.assert_array_equal(labels, probs.numpy().argmax(axis=-1) + 1)
+    np.testing.assert_allclose(confidence, probs.numpy().max(axis=-1), rtol=2e-6)
+    zero = probs.clone()
+    zero[1] = 0.0  # a no-data row of probabilities: label 0
+    labels, confidence = maps_from_scores(zero, False, np.dtype(np.uint16))
+    assert labels.dtype == np.uint16 and (labels[1] == 0).all() and (confidence[1] == 0).all()
+    np.testing.assert_array_equal(labels[2:], probs.numpy()[2:].argmax(axis=-1) + 1)
+
+
+def test_confidence_on_a_device_is_computed_by_torch_alike(monkeypatch):
+    """The device branch of :func:`maps_from_scores` (run here on a CPU tensor that claims another device)."""
+    logits = torch.randn(40, 5, generator=torch.Generator().manual_seed(2)) * 3
+
+    class OnDevice(torch.Tensor):
+        @property
+        def device(self):
+            return torch.device("meta")
+
+    labels, confidence = maps_from_scores(logits.as_subclass(OnDevice), True, np.dtype(np.uint8))
+    want_labels, want_conf = maps_from_scores(logits, True, np.dtype(np.uint8))
+    np.testing.assert_array_equal(labels.as_subclass(torch.Tensor).numpy(), want_labels)
+    np.testing.assert_allclose(confidence.as_subclass(torch.Tensor).numpy(), want_conf, rtol=2e-6)
+
+
+def test_runs_cover_the_indices_row_by_row():
+    flat = np.array([0, 1, 2, 4, 5, 6, 7, 8, 13])
+    runs = list(enumerate_runs(flat, 5))
+    assert runs == [(0, (0, 0, 3)), (3, (0, 4, 1)), (4, (1, 0, 4)), (8, (2, 3, 1))]
+
+
+class _Centre(torch.nn.Module):
+    """A patch classifier whose logits depend on every pixel of the window (position-weighted)."""
+
+    num_classes = 4
+
+    def __init__(self, c: int, p: int) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(c * p * p, 4)
+        torch.nn.init.normal_(self.lin.weight, generator=torch.Generator().manual_seed(1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(x.reshape(len(x), -1))
+
+
+@pytest.mark.parametrize("with_nodata", [False, True])
+def test_batch_gather_equals_per_window_extraction(with_nodata):
+    from hsi.data.patches import gather_windows
+
+    p, halo = 5, 2
+    rng = np.random.default_rng(0)
+    block = rng.random((9 + 2 * halo, 7 + 2 * halo, 3)).astype(np.float32)
+    nodata = (rng.random((9, 7)) < 0.3) if with_nodata else None
+    pred = TilePredictor(_Centre(3, p), dense=False, halo=halo, patch_size=p, device=torch.device("cpu"),
+                         batch_size=10)
+    seen = []
+    for idx, x in pred._window_batches(block, nodata):
+        coords = np.stack(np.unravel_index(idx, (9, 7)), axis=1)
+        want = gather_windows(block, coords, p)
+        np.testing.assert_array_equal(x.numpy(), want)
+        seen.append(idx)
+    keep = np.ones((9, 7), bool) if nodata is None else ~nodata
+    np.testing.assert_array_equal(np.concatenate(seen), np.flatnonzero(keep))
+    probs = pred(block, nodata)  # the maps are the probabilities' argmax and maximum
+    labels, confidence = pred.maps(block, nodata)
+    want_labels = np.where(probs.max(-1) > 0, probs.argmax(-1) + 1, 0)
+    np.testing.assert_array_equal(labels, want_labels)
+    np.testing.assert_allclose(confidence, probs.max(-1), rtol=2e-6)
+
+
+def _untrained(name: str, cube: np.ndarray):
+    from hsi.infer import InferenceModel
+    from hsi.models import build_model
+    from hsi.scenes.palette import make_palette
+
+    torch.manual_seed(0)
+    net = build_model(name, num_bands=cube.shape[2], num_classes=4, patch_size=5).eval()
+    pipe = make_pipeline(scaling="minmax", fill_nonfinite="median").fit(_cube(nan=False))
+    return InferenceModel(net=net, pipeline=pipe, patch_size=5, padding="reflect", class_names=list("abcd"),
+                          palette=make_palette(4), label_values=[1, 2, 3, 4], wavelengths=None,
+                          num_bands_in=cube.shape[2], source="untrained")
+
+
+@pytest.mark.parametrize("name", ["fcn", "cnn2d"])
+def test_read_ahead_ring_and_maps_path_give_the_maps_of_the_probabilities(name, monkeypatch):
+    from hsi.infer import infer_scene
+
+    cube = _cube()
+    model = _untrained(name, cube)
+    with_probs = infer_scene(model, cube, tile=8, probabilities=True, progress=False)
+    results = []
+    for depth in (0, 2):  # inline, and two reader threads over a ring of three buffers
+        monkeypatch.setattr("hsi.infer.engine.prefetch_depth", lambda _bytes, d=depth: d)
+        results.append(infer_scene(model, cube, tile=8, progress=False))
+    np.testing.assert_array_equal(results[0].labels, results[1].labels)
+    np.testing.assert_array_equal(results[0].confidence, results[1].confidence)
+    probs = with_probs.probabilities.astype(np.float32)
+    assert results[0].labels[10, 10] == 0 and results[0].confidence[10, 10] == 0  # no-data pixel
+    np.testing.assert_array_equal(results[0].labels, with_probs.labels)
+    np.testing.assert_allclose(results[0].confidence, with_probs.confidence, rtol=2e-6)
+    assert probs.shape == (H, W, 4)
+
+
+def test_npy_pages_released_by_rows_read_back_the_same(tmp_path, monkeypatch):
+    from hsi.infer.sources import NpySource
+
+    monkeypatch.setattr("hsi.infer.predict._CHUNK_BYTES", 2 * W * C * 4)
+    cube = _cube(nan=False)
+    np.save(tmp_path / "cube.npy", cube)
+    pipe = make_pipeline(scaling="standardize").fit(cube)
+    src = NpySource(tmp_path / "cube.npy")
+    out = np.empty((14, 14, C), np.float32)
+    for rows, cols in [((0, 8), (0, 8)), ((15, 23), (11, 19)), ((0, 8), (0, 8))]:
+        want = preprocess_block(pipe, *read_padded_block(ArraySource(cube), rows, cols, 3, "reflect"), "test")
+        block, _, _ = load_scaled_block(src, rows, cols, 3, "reflect", pipe, out)
+        np.testing.assert_array_equal(block, want)
+    src.close()
