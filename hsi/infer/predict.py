@@ -70,10 +70,6 @@ _ROWS_PER_TRANSFORM = 32
 _CHUNK_BYTES = 1 << 19
 
 
-class _NotFinite(Exception):
-    """A value of the fused pass is not finite: the block is redone by the general path, which reports it."""
-
-
 def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int], halo: int, mode: str,
                       pipeline: Any, out: np.ndarray,
                       rgb_bands: list[int] | None = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None:
@@ -124,12 +120,12 @@ def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int],
     keep = None if rgb_bands is None else np.empty((*core.shape[:2], len(rgb_bands)), dtype=np.float32)
     r0 = plan.scene_rows[0]
     try:
-        bad = _scale_chunks(src, core, pipeline, keep, rgb_bands,
-                            lambda a, b: release_pages(source, (r0 + a, r0 + b)))
-    except _NotFinite:
-        return None
+        finite, bad = _scale_chunks(src, core, pipeline, keep, rgb_bands,
+                                    lambda a, b: release_pages(source, (r0 + a, r0 + b)))
     finally:
         release_pages(source)
+    if not finite:  # the general path redoes the block and reports the non-finite values
+        return None
     fill_strips(out, plan)
     th, tw = rows[1] - rows[0], cols[1] - cols[0]
     tile = (slice(halo - plan.top, halo - plan.top + th), slice(halo - plan.left, halo - plan.left + tw))
@@ -203,20 +199,16 @@ def _apply_affine(src: np.ndarray, dst: np.ndarray, steps: list) -> bool:
 
 
 def _scale_chunks(src: np.ndarray, core: np.ndarray, pipeline: Any, keep: np.ndarray | None,
-                  rgb_bands: list[int] | None, done: Any = None) -> np.ndarray | None:
-    """Copy ``src`` into ``core`` and preprocess it in place, a few rows at a time; the core's no-data mask or None.
+                  rgb_bands: list[int] | None, done: Any = None) -> tuple[bool, np.ndarray | None]:
+    """Copy ``src`` into ``core`` and preprocess it in place, a few rows at a time: ``(finite, no-data mask or None)``.
 
     ``done(start, stop)``, when given, is called once rows ``start..stop-1`` of ``src`` are
     no longer needed (a memory map lets go of their pages).
 
     A float32 chunk all finite takes :func:`_apply_affine` (read, scale and check in one
     pass over memory, the rest in cache); any other chunk is copied, its no-data pixels
-    found, and put through the pipeline step by step.
-
-    Raises
-    ------
-    _NotFinite
-        A value is NaN or infinite after preprocessing.
+    found, and put through the pipeline step by step. ``finite`` is False (and the rest of
+    the block left undone) as soon as a value is NaN or infinite after preprocessing.
     """
     n_rows = max(1, _CHUNK_BYTES // max(1, core.shape[1] * core.shape[2] * 4))
     steps = affine_steps(pipeline) if src.dtype == np.float32 else None
@@ -227,20 +219,19 @@ def _scale_chunks(src: np.ndarray, core: np.ndarray, pipeline: Any, keep: np.nda
         if keep is not None:
             keep[chunk] = src[chunk][..., rgb_bands]
         if steps is None or not _apply_affine(src[chunk], dst, steps):
-            bad = _chunk_by_steps(src[chunk], dst, pipeline, bad, chunk, core.shape[:2])
+            finite, bad = _chunk_by_steps(src[chunk], dst, pipeline, bad, chunk, core.shape[:2])
+            if not finite:
+                return False, None
         if done is not None:
             done(start, min(start + n_rows, core.shape[0]))
-    return bad
+    return True, bad
 
 
 def _chunk_by_steps(src: np.ndarray, dst: np.ndarray, pipeline: Any, bad: np.ndarray | None, chunk: slice,
-                    shape: tuple[int, int]) -> np.ndarray | None:
+                    shape: tuple[int, int]) -> tuple[bool, np.ndarray | None]:
     """One chunk the general way: copied, its no-data pixels marked in ``bad`` (made when needed), the pipeline in place.
 
-    Raises
-    ------
-    _NotFinite
-        A value is NaN or infinite after preprocessing.
+    Returns ``(finite, bad)``: ``finite`` is False when a value is NaN or infinite after preprocessing.
     """
     np.copyto(dst, src, casting="unsafe")
     rows_bad = ~np.isfinite(dst).all(axis=-1)
@@ -248,9 +239,7 @@ def _chunk_by_steps(src: np.ndarray, dst: np.ndarray, pipeline: Any, bad: np.nda
         bad = np.zeros(shape, dtype=bool) if bad is None else bad
         bad[chunk] = rows_bad
     pipeline.transform(dst, out=dst)
-    if not np.isfinite(dst).all():
-        raise _NotFinite
-    return bad
+    return bool(np.isfinite(dst).all()), bad
 
 
 def preprocess_block(pipeline: Any, block: np.ndarray, outside: np.ndarray | None, where: str) -> np.ndarray:
