@@ -166,18 +166,23 @@ def _save_png(fig: Figure, path: str | Path) -> None:
     write_bytes_atomic(path, buf.getvalue())
 
 
-#: images larger than this (pixels per side) are drawn from every n-th pixel: the figure has
-#: fewer pixels than that anyway, and drawing a 2048 x 2048 map whole costs ~300 MB
-MAX_DRAWN_SIDE = 1200
+#: resolution (dots per inch), height and largest width (inches) of the map figures (:func:`_image_figure`)
+FIGURE_DPI, FIGURE_HEIGHT_IN, FIGURE_MAX_WIDTH_IN = 100, 6.0, 20.0
+#: a map with more rows than the figure has pixels high, or more columns than its widest
+#: figure has pixels across, is drawn from every n-th pixel: the PNG cannot show more (it is
+#: a preview; the map files keep every pixel), and drawing a 2048 x 2048 map whole cost
+#: ~300 MB and a third of a second per figure
+MAX_DRAWN_ROWS = int(FIGURE_DPI * FIGURE_HEIGHT_IN)
+MAX_DRAWN_COLS = int(FIGURE_DPI * FIGURE_MAX_WIDTH_IN)
 
 
 def _decimation_step(shape: tuple[int, ...]) -> int:
     """The ``n`` of :func:`_decimate` for an image of ``shape``: 1 when it is drawn whole."""
-    return max(1, -(-max(shape[:2]) // MAX_DRAWN_SIDE))
+    return max(1, -(-shape[0] // MAX_DRAWN_ROWS), -(-shape[1] // MAX_DRAWN_COLS))
 
 
 def _decimate(image: np.ndarray) -> np.ndarray:
-    """Every ``n``-th row and column so that no side exceeds :data:`MAX_DRAWN_SIDE` (nearest pixels)."""
+    """Every ``n``-th row and column (nearest pixels), within :data:`MAX_DRAWN_ROWS` x :data:`MAX_DRAWN_COLS`."""
     step = _decimation_step(image.shape)
     return image if step <= 1 else image[::step, ::step]
 
@@ -188,8 +193,8 @@ def _image_figure(h: int, w: int, extra_width: float, georef: GeoRef | None = No
 
     if georef is not None:  # the map's shape (non-square pixels), and room for the coordinate labels
         h, extra_width = h * abs(georef.transform[4] / georef.transform[0]), extra_width + 0.6
-    height = 6.0
-    fig = Figure(figsize=(min(20.0, height * w / max(h, 1) + extra_width), height), dpi=100)
+    height = FIGURE_HEIGHT_IN
+    fig = Figure(figsize=(min(FIGURE_MAX_WIDTH_IN, height * w / max(h, 1) + extra_width), height), dpi=FIGURE_DPI)
     ax = fig.subplots()
     ax.set_xticks([])
     ax.set_yticks([])
@@ -441,14 +446,15 @@ def stretch_rgb(bands: Any, low: float = 2.0, high: float = 98.0) -> np.ndarray:
 
 def plot_false_color(bands: Any, path: str | Path | None = None, *, title: str | None = None,
                      georef: GeoRef | None = None) -> Figure:
-    """Draw an ``(H, W, 3)`` red/green/blue band stack, percentile-stretched (:func:`stretch_rgb`).
+    """Draw an ``(H, W, 3)`` band stack, stretched (:func:`stretch_rgb`) by the percentiles of the pixels drawn.
 
     With ``georef`` the axes show map coordinates and the title names the CRS, as in
     :func:`plot_class_map`.
     """
-    rgb = stretch_rgb(bands)  # percentiles of every pixel, then drawn decimated
-    fig, ax = _image_figure(*rgb.shape[:2], 0.5, georef)
-    _show(ax, _decimate(rgb), rgb.shape, georef)
+    shape = np.shape(bands)
+    rgb = stretch_rgb(_decimate(np.asarray(bands)))  # percentiles of the pixels drawn
+    fig, ax = _image_figure(*shape[:2], 0.5, georef)
+    _show(ax, rgb, shape, georef)
     _finish(fig, ax, title or "false colour", georef)
     if path is not None:
         _save_png(fig, path)

@@ -303,6 +303,15 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                     'the first epoch that does not improve); the best checkpoint is kept '
                                     'either way.',
                             'default': 20},
+                           {'param': 'refit',
+                            'name': 'refit',
+                            'annotation': 'bool',
+                            'help': 'After training, refit the classifier layer of the best checkpoint on '
+                                    'the training pixels (full-batch L-BFGS on its features, the weight '
+                                    "decay as L2 penalty): minibatches stop short of that layer's optimum on "
+                                    'small training sets (hsi.training.refit; metrics.json records the '
+                                    'validation OA before and after).',
+                            'default': True},
                            {'param': 'threads',
                             'name': 'threads',
                             'annotation': 'int | None',

@@ -120,6 +120,10 @@ def run(args: argparse.Namespace) -> int:
         print(metrics["summary"])
         fit = metrics.get("timing", {}).get("fit_s")
         best = f"best epoch {metrics['best_epoch']}, " if metrics.get("best_epoch") is not None else ""
+        refit = metrics.get("refit") or {}
+        if refit.get("applied"):
+            best += (f"classifier layer refit (val OA {100 * refit['val_oa_before']:.2f} -> "
+                     f"{100 * refit['val_oa_after']:.2f} %), ")
         print(f"\n{best}fit {fit:.1f} s; outputs in {metrics['out']}" if fit is not None else f"\noutputs in {metrics['out']}")
     return 0
 

@@ -139,14 +139,14 @@ class CollectionMixin:
         if not self.in_memory:
             self._ensure_entries()
 
-    def _make_dataset(self, name: str) -> CollectionDataset:
+    def _make_dataset(self, name: str, augmented: bool = True) -> CollectionDataset:
         from hsi.data.augment import PatchAugment
         from hsi.data.dataset import HSIPatchDataset
 
         h = self.hparams
         key = h.predict_on if name == "predict" else name
         augment = PatchAugment(scale=float(h.spectral_scale), noise=float(h.spectral_noise)) \
-            if (name == "train" and h.augment) else None
+            if (name == "train" and h.augment and augmented) else None
         parts = []
         for i, entry in enumerate(self._ensure_entries()):
             coords, labels = entry.arrays[f"{key}_coords"], entry.arrays[f"{key}_labels"]

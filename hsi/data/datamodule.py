@@ -79,7 +79,7 @@ from hsi.data.loader import HSIDataLoader
 from hsi.data.patches import DEFAULT_PATCH_SIZE
 from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
 from hsi.data.scene_source import SourceSpec
-from hsi.errors import CheckpointError, SplitError
+from hsi.errors import CheckpointError, OptionError, SplitError
 from hsi.io.layout import Layout
 
 if TYPE_CHECKING:
@@ -356,13 +356,13 @@ class HSIDataModule(pl.LightningDataModule):
         for name in names:
             self._datasets[name] = self._make_dataset(name)
 
-    def _make_dataset(self, name: str) -> HSIPatchDataset:
+    def _make_dataset(self, name: str, augmented: bool = True) -> HSIPatchDataset:
         entry = self._ensure_entry()
         key = self.hparams.predict_on if name == "predict" else name
         coords, labels = entry.arrays[f"{key}_coords"], entry.arrays[f"{key}_labels"]
         h = self.hparams
         augment = PatchAugment(scale=float(h.spectral_scale), noise=float(h.spectral_noise)) \
-            if (name == "train" and h.augment) else None
+            if (name == "train" and h.augment and augmented) else None
         common = {"augment": augment, "seed": int(self.hparams.seed), "channels_last": bool(self.hparams.channels_last)}
         if self.hparams.gather_on_device:
             return HSIIndexDataset(coords, labels, self.patch_size, cube=entry.arrays["cube"], **common)
@@ -433,6 +433,16 @@ class HSIDataModule(pl.LightningDataModule):
     def predict_dataloader(self) -> HSIDataLoader:
         """Batches of ``(patches, labels, coords)``."""
         return self._loader(self.predict_dataset, with_coords=True)
+
+    def fixed_dataloader(self, split: str) -> HSIDataLoader:
+        """The patches of ``split`` ("train", "val", "test") in their stored order, never augmented.
+
+        The training pixels as they are, e.g. to refit a classifier layer on them
+        (:mod:`hsi.training.refit`); the training loader shuffles and augments.
+        """
+        if split not in ("train", "val", "test"):
+            raise OptionError("split", split, "train, val or test")
+        return self._loader(self._make_dataset(split, augmented=False))
 
     def pixel_spectra(self, split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The preprocessed spectra of a split's pixels, for per-pixel models (the classical baselines).

@@ -11,13 +11,15 @@ computed from the split of the fold's own DataModule.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import sys
 import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from hsi.errors import LeakageWarning, OptionError, RunOutputError, StratificationWarning
 from hsi.evaluate.folds import FoldJob, check_models, plan
@@ -101,7 +103,7 @@ def _same_settings(recorded: dict[str, Any], settings: Any) -> str | None:
     from hsi._roles import same_value
 
     wanted = {"data": settings.data, "model": settings.model,
-              "run": {k: getattr(settings.run, k) for k in ("epochs", "patience", "seed")}}
+              "run": {k: getattr(settings.run, k) for k in ("epochs", "patience", "refit", "seed")}}
     for group, values in wanted.items():
         for name, value in values.items():
             found = recorded.get(group, {}).get(name)
@@ -174,6 +176,51 @@ def run_fold(job: FoldJob, config: EvaluationConfig, out: Path) -> FoldResult:
     return FoldResult(job, metrics, leak, reused)
 
 
+#: the loggers of the package's own warning lines (children propagate to their parents' handlers, not filters)
+PACKAGE_LOGGERS = ("hsi", "hsi.data", "hsi.training")
+
+
+@contextlib.contextmanager
+def each_warning_once() -> Iterator[None]:
+    """Say each distinct warning of the fold runs once for the whole evaluation, not again in every fold.
+
+    The package's warnings (the classes of :mod:`hsi.errors`) and its log lines (a scene
+    header's contradiction, the registry's patch size) are about the data and the
+    options, which every fold shares: repeated, they buried the progress lines.
+    """
+    import hsi.errors
+
+    own = tuple(v for v in vars(hsi.errors).values() if isinstance(v, type) and issubclass(v, Warning))
+    seen: set[tuple[Any, str]] = set()
+
+    def first_time(record: logging.LogRecord) -> bool:
+        key = (None, record.getMessage())
+        new = key not in seen
+        seen.add(key)
+        return new
+
+    # Python's "once" filter cannot do this: each fold's catch_warnings() clears the registries it keeps
+    with warnings.catch_warnings():
+        show = warnings.showwarning
+
+        def show_first_time(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
+            key = (category, str(message))
+            if issubclass(category, own) and key in seen:
+                return
+            seen.add(key)
+            show(message, category, *args, **kwargs)
+
+        warnings.showwarning = show_first_time
+        loggers = [logging.getLogger(name) for name in PACKAGE_LOGGERS]
+        for logger in loggers:
+            logger.addFilter(first_time)
+        try:
+            yield
+        finally:
+            for logger in loggers:
+                logger.removeFilter(first_time)
+
+
 def progress_line(i: int, n: int, result: FoldResult) -> str:
     """``[3/15] ssnet seed 0 fold 3/5: OA 93.1 % AA 90.2 % kappa 0.921, leak 0 (12.3 s)``."""
     m = result.metrics
@@ -218,9 +265,10 @@ def run_evaluation(config: EvaluationConfig, log: Any = None) -> dict[str, Any]:
     jobs = plan(opts.model_names, opts.seeds, config.n_folds, opts.random)
     started, results = time.perf_counter(), []
     try:
-        for i, job in enumerate(jobs, start=1):
-            results.append(run_fold(job, config, out))
-            log(progress_line(i, len(jobs), results[-1]))
+        with each_warning_once():
+            for i, job in enumerate(jobs, start=1):
+                results.append(run_fold(job, config, out))
+                log(progress_line(i, len(jobs), results[-1]))
     except KeyboardInterrupt:
         raise KeyboardInterrupt(f"evaluation stopped after {len(results)} of {len(jobs)} fold runs; the finished ones "
                                 f"are kept in {out / 'runs'}: run the same command again to resume") from None

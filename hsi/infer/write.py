@@ -166,35 +166,55 @@ def write_folder(folder: Path, results: Any, *, class_names: list[str], palette:
     dict
         ``{name: path}`` of every file in the output folder, the manifest included.
     """
-    from hsi.viz import plot_class_map, plot_confidence, plot_false_color
+    from concurrent.futures import ThreadPoolExecutor
 
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
         raise OptionError("format", unknown[0], f"one or more of {', '.join(FORMATS)}")
-    files: dict[str, Path] = {}
-    labels = np.asarray(results.labels)
-    files["map.png"] = folder / "map.png"
-    plot_class_map(labels, class_names, palette, files["map.png"], background=background, nodata=nodata,
-                   title=f"{manifest.get('cube', 'scene')}: predicted classes", georef=georef)
-    if results.rgb is not None:
-        files["false_color.png"] = folder / "false_color.png"
-        plot_false_color(results.rgb, files["false_color.png"], title=rgb_title, georef=georef)
-    files["confidence.png"] = folder / "confidence.png"
-    plot_confidence(results.confidence, files["confidence.png"], georef=georef)
     names = ["Unclassified", *class_names]
-    if "envi" in formats:
-        _write_envi(folder, labels, names, palette, georef, source_header, manifest)
-    if "gtiff" in formats:
-        _write_gtiff(folder, results, names, palette, georef, nodata)
+    # The map files (GDAL's compression and numpy's copies release the GIL) are written by a
+    # second thread while this one draws the PNGs (matplotlib), so both cores work.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsi-infer-write") as pool:
+        maps = pool.submit(_write_maps, folder, results, names, palette, georef, nodata, source_header, manifest,
+                           formats)
+        _draw_previews(folder, results, class_names, palette, background, nodata, georef,
+                       f"{manifest.get('cube', 'scene')}: predicted classes", rgb_title)  # on error, the pool waits
+        maps.result()  # the writer's error, if any
     if metrics is not None:
-        files["metrics.json"] = folder / "metrics.json"
-        write_bytes_atomic(files["metrics.json"], _json_bytes(metrics))
+        write_bytes_atomic(folder / "metrics.json", _json_bytes(metrics))
     committed = results.commit()  # the maps get their names inside the staging folder
     if "npy" not in formats:
         for path in committed.values():
             path.unlink()
     # into place, the manifest last (an earlier run's outputs that this one did not write go with it)
     return transaction.Staging.from_path(folder, MANIFEST, COMMAND).commit(manifest)
+
+
+def _draw_previews(folder: Path, results: Any, class_names: list[str], palette: np.ndarray,
+                   background: np.ndarray | None, nodata: np.ndarray | None, georef: Any, title: str,
+                   rgb_title: str) -> None:
+    """``map.png``, ``false_color.png`` (when the run kept the bands) and ``confidence.png``.
+
+    They are previews: each is drawn from the map decimated to the figure's own pixels
+    (:func:`hsi.viz.plot_class_map`), while the ``.npy``, ENVI and GeoTIFF maps keep every pixel.
+    """
+    from hsi.viz import plot_class_map, plot_confidence, plot_false_color
+
+    plot_class_map(np.asarray(results.labels), class_names, palette, folder / "map.png", background=background,
+                   nodata=nodata, title=title, georef=georef)
+    if results.rgb is not None:
+        plot_false_color(results.rgb, folder / "false_color.png", title=rgb_title, georef=georef)
+    plot_confidence(results.confidence, folder / "confidence.png", georef=georef)
+
+
+def _write_maps(folder: Path, results: Any, names: list[str], palette: np.ndarray, georef: Any,
+                nodata: np.ndarray | None, source_header: Path | None, manifest: dict[str, Any],
+                formats: tuple[str, ...]) -> None:
+    """The full-resolution map files of ``formats`` other than "npy" (the memory-mapped maps are already there)."""
+    if "envi" in formats:
+        _write_envi(folder, np.asarray(results.labels), names, palette, georef, source_header, manifest)
+    if "gtiff" in formats:
+        _write_gtiff(folder, results, names, palette, georef, nodata)
 
 
 def _write_envi(folder: Path, labels: np.ndarray, names: list[str], palette: np.ndarray, georef: Any,

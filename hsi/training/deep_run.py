@@ -28,6 +28,7 @@ from hsi.training.backend import Fitted, Settings
 from hsi.training.config import TrainConfig
 from hsi.training.outputs import final_path
 from hsi.training.progress import progress_setup
+from hsi.training.refit import refit_checkpoint
 from hsi.training.results import evaluate
 from hsi.training.task import HSIClassifier
 
@@ -194,6 +195,7 @@ class DeepBackend:
         if not trainer.is_global_zero:
             return None
         best_path = best.best_model_path or last.last_model_path
+        refit = refit_checkpoint(best_path, datamodule, run.accelerator).to_dict() if run.refit else None
         evaluation = evaluate(best_path, datamodule, run.accelerator)
         evaluation.checkpoint = str(final_path(best_path))  # where it will be once the run is committed
         facts = {
@@ -201,5 +203,6 @@ class DeepBackend:
             "start_epoch": settings.resume.epoch + 1 if settings.resume is not None else 0,
             "best_epoch": evaluation.best_epoch,
             "best_val_oa": float(best.best_model_score) if best.best_model_score is not None else None,
+            "refit": refit,
         }
         return Fitted(evaluation, facts, fit_seconds)

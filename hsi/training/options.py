@@ -56,6 +56,10 @@ class RunOptions:
     patience : int
         Epochs without a better validation OA before early stopping (0 stops at the first epoch that does not
         improve); the best checkpoint is kept either way.
+    refit : bool
+        After training, refit the classifier layer of the best checkpoint on the training pixels (full-batch
+        L-BFGS on its features, the weight decay as L2 penalty): minibatches stop short of that layer's optimum
+        on small training sets (hsi.training.refit; metrics.json records the validation OA before and after).
     threads : int | None
         CPU threads of torch in this process (None: torch's choice). One is fastest for the default model on
         CPU, whose convolutions are too small to split; give more for large 3-D models.
@@ -85,6 +89,7 @@ class RunOptions:
 
     epochs: int = 20
     patience: int = 20
+    refit: bool = True
     threads: int | None = 1
     seed: int = 0
     accelerator: str = "auto"

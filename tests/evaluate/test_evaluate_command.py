@@ -99,11 +99,12 @@ def test_a_resumed_evaluation_equals_an_uninterrupted_one(evaluated, hsi_main, t
     assert _without_seconds(_board(tmp_path / "ev"))["rows"] == _without_seconds(_board(evaluated[0]))["rows"]
 
 
-def test_a_finished_fold_made_with_other_settings_is_refused(evaluated, hsi_main, tmp_path):
+@pytest.mark.parametrize("change, named", [(["--epochs", "2"], "epochs=1"), (["--no-refit"], "refit=True")])
+def test_a_finished_fold_made_with_other_settings_is_refused(evaluated, hsi_main, tmp_path, change, named):
     folder = evaluated[0]
     before = (folder / "leaderboard.json").read_bytes()
-    status, _, err = hsi_main([*EVALUATE[:-1], "2", "--out", str(folder)], tmp_path)
-    assert status == 2 and err.startswith("error: ") and "epochs=1" in err and "--overwrite" in err
+    status, _, err = hsi_main([*EVALUATE, *change, "--out", str(folder)], tmp_path)
+    assert status == 2 and err.startswith("error: ") and named in err and "--overwrite" in err
     assert (folder / "leaderboard.json").read_bytes() == before
 
 

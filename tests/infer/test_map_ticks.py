@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hsi.io.georef import GeoRef
-from hsi.viz import MAX_DRAWN_SIDE, plot_class_map, plot_confidence, plot_false_color
+from hsi.viz import MAX_DRAWN_COLS, plot_class_map, plot_confidence, plot_false_color
 
 CRS = pytest.importorskip("rasterio.crs").CRS
 PALETTE = np.array([[0, 0, 0], [200, 0, 0], [0, 200, 0]], dtype=np.uint8)
@@ -67,7 +67,7 @@ def test_samson_sized_map_has_easting_northing_ticks_at_map_coordinates():
 
 
 def test_decimated_map_keeps_pixels_at_their_map_coordinates():
-    h, w = 40, 2 * MAX_DRAWN_SIDE + 1  # drawn from every 3rd pixel; W is not a multiple of 3
+    h, w = 40, 2 * MAX_DRAWN_COLS + 1  # drawn from every 3rd pixel; W is not a multiple of 3
     step = 3
     labels = np.ones((h, w), int)
     marked = 3 * 700  # a column that decimation keeps
