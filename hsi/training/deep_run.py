@@ -1,9 +1,10 @@
-"""The deep networks as a :class:`~hsi.training.backend.RunBackend`: Lightning fit, best checkpoint, test.
+"""The deep networks as a :class:`~hsi.training.backend.RunBackend`: Lightning fit, best checkpoint, refit, test.
 
 :class:`DeepBackend` builds the :class:`~hsi.training.task.HSIClassifier` and checks the
 devices before the output folder is opened, fits with early stopping on validation OA and
 ``best.ckpt`` / ``last.ckpt`` checkpoints (``last.ckpt`` also on Ctrl-C, for ``--resume``),
-then predicts the test pixels with the best checkpoint in this process alone. The registry's
+refits the classifier layer of ``best.ckpt`` on the training pixels (``RunOptions.refit``,
+:mod:`hsi.training.refit`), then predicts the test pixels with it in this process alone. The registry's
 recommended PCA (3-D models on many bands) and patch size (the window a model reads) are
 applied here when none was given.
 """
@@ -186,7 +187,7 @@ class DeepBackend:
         check_devices(settings.run)
 
     def fit(self, settings: Settings, datamodule: HSIDataModule, out: Path) -> Fitted | None:
-        """Fit with early stopping, then test the best checkpoint (rank 0 only; None on the other ranks)."""
+        """Fit with early stopping, refit the best checkpoint's last layer, test it (rank 0 only; None on the others)."""
         run = settings.run
         assert self.task is not None, "build() comes before fit()"
         trainer, best, last = make_trainer(run, out)
