@@ -32,8 +32,6 @@ __all__ = ["REFIT_MAX_ITER", "RefitReport", "classifier_layer", "refit_checkpoin
 
 #: L-BFGS iterations of a refit at most (it stops earlier once the gradient vanishes)
 REFIT_MAX_ITER = 300
-#: training pixels whose features are held at once while they are computed
-_FEATURE_BATCH = 1024
 
 
 @dataclass
