@@ -412,13 +412,20 @@ def run_row(spec: dict, paths: dict, folder: Path, args: argparse.Namespace) -> 
            "--size", *map(str, spec["size"]), "--overlap", str(spec["overlap"]), "--blend", args.blend,
            "--batch-size", str(args.batch_size), "--device", args.device, "--threads", str(args.threads)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=CHILD_ENV)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
+    if proc.returncode != 0:  # one broken row is reported, and the others still run
+        print(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}", file=sys.stderr, flush=True)
+        return {**spec, "error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def summarize(runs: list[dict]) -> dict:
-    """Median speed and largest peak RSS of the runs of one row (the first run's other fields)."""
+    """Median speed and largest peak RSS of the runs of one row (the first run's other fields).
+
+    A row with a failed run is reported with that run's ``error`` and no speed.
+    """
+    failed = [r for r in runs if "error" in r]
+    if failed:
+        return dict(failed[0])
     row = dict(runs[0])
     row["pixels_per_s"] = round(statistics.median(r["pixels_per_s"] for r in runs), 1)
     row["peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
@@ -444,12 +451,15 @@ def print_table(rows: list[dict]) -> None:
     print("| row | model | source | size | overlap | px/s | peak RSS MB | vs | speed ratio | RSS ratio |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
+        size = "x".join(map(str, r["size"]))
+        if "error" in r:
+            print(f"| {r['row']} | {r['model']} | {r['source']} | {size} | {r['overlap']} | failed: {r['error']} |")
+            continue
         ref = _reference(r, rows)
         vs = ratio = rss = ""
-        if ref is not None:
+        if ref is not None and "error" not in ref:
             vs, ratio = ref["row"], f"{r['pixels_per_s'] / ref['pixels_per_s']:.2f}x"
             rss = f"{r['peak_rss_mb'] / ref['peak_rss_mb']:.2f}x"
-        size = "x".join(map(str, r["size"]))
         print(f"| {r['row']} | {r['model']} | {r['source']} | {size} | {r['overlap']} | {r['pixels_per_s']:,.0f} | "
               f"{r['peak_rss_mb']:,.0f} | {vs} | {ratio} | {rss} |")
 
@@ -503,6 +513,7 @@ def _run(args: argparse.Namespace) -> int:
         for _ in range(repeat):  # round-robin: every row sees the machine's drift alike
             for i, spec in enumerate(specs):
                 runs[i].append(run_row(spec, paths, folder, args))
+                print(f"run: {json.dumps(runs[i][-1])}", file=sys.stderr, flush=True)  # kept if a later row hangs
         rows = [summarize(r) for r in runs]
         if args.json:
             for row in rows:
@@ -510,7 +521,7 @@ def _run(args: argparse.Namespace) -> int:
         else:
             print_table(rows)
         print(f"total {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    return 0
+    return 1 if any("error" in row for row in rows) else 0
 
 
 if __name__ == "__main__":
