@@ -289,7 +289,16 @@ TABLE = {'options': {'data': [{'param': 'scene',
                               'name': 'label_smoothing',
                               'annotation': 'float',
                               'help': 'Cross-entropy label smoothing, in [0, 1).',
-                              'default': 0.0}],
+                              'default': 0.0},
+                             {'param': 'pretrain',
+                              'name': 'pretrain',
+                              'annotation': 'bool',
+                              'help': "When fitting starts, start the network's per-pixel spectral path "
+                                      "(ssnet's stem) from a per-pixel network fitted to the training pixels "
+                                      'by full-batch L-BFGS, with this loss and weight decay '
+                                      '(hsi.training.pretrain); networks without such a path, and resumed '
+                                      'runs, are left as they are.',
+                              'default': True}],
              'train.run': [{'param': 'epochs',
                             'name': 'epochs',
                             'annotation': 'int',

@@ -120,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
         print(metrics["summary"])
         fit = metrics.get("timing", {}).get("fit_s")
         best = f"best epoch {metrics['best_epoch']}, " if metrics.get("best_epoch") is not None else ""
-        refit = metrics.get("refit") or {}
+        pretrain, refit = metrics.get("pretrain") or {}, metrics.get("refit") or {}
+        if pretrain.get("applied"):
+            best += f"spectral path started from a per-pixel fit (train OA {100 * pretrain['train_oa']:.2f} %), "
         if refit.get("applied"):
             best += (f"classifier layer refit (val OA {100 * refit['val_oa_before']:.2f} -> "
                      f"{100 * refit['val_oa_after']:.2f} %), ")

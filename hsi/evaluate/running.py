@@ -98,11 +98,15 @@ def _train_config(job: FoldJob, config: EvaluationConfig, folder: Path) -> Any:
                        run=run, given_run=set(config.run) | {"seed", "out", "overwrite"})
 
 
-def _same_settings(recorded: dict[str, Any], settings: Any) -> str | None:
-    """The first setting of ``settings`` that the run's recorded ``config`` differs in (None: the same run)."""
+def _same_settings(recorded: dict[str, Any], settings: Any, model_defaults: dict[str, Any]) -> str | None:
+    """The first setting of ``settings`` that the run's recorded ``config`` differs in (None: the same run).
+
+    ``model_defaults`` are the model arguments a run that gives none trains with: a run
+    recorded with another value of one (or none, an older recipe) is another run.
+    """
     from hsi._roles import same_value
 
-    wanted = {"data": settings.data, "model": settings.model,
+    wanted = {"data": settings.data, "model": {**model_defaults, **settings.model},
               "run": {k: getattr(settings.run, k) for k in ("epochs", "patience", "refit", "seed")}}
     for group, values in wanted.items():
         for name, value in values.items():
@@ -112,8 +116,12 @@ def _same_settings(recorded: dict[str, Any], settings: Any) -> str | None:
     return None
 
 
-def finished_run(folder: Path, settings: Any, overwrite: bool) -> dict[str, Any] | None:
+def finished_run(folder: Path, settings: Any, overwrite: bool,
+                 model_defaults: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """The ``metrics.json`` of a finished run of ``settings`` in ``folder``; None when it must be run.
+
+    ``model_defaults``: the model arguments' defaults that count as given (the network's
+    training recipe, :func:`hsi.training.task.training_defaults`).
 
     Raises
     ------
@@ -130,13 +138,21 @@ def finished_run(folder: Path, settings: Any, overwrite: bool) -> dict[str, Any]
         metrics = json.loads((folder / "metrics.json").read_text())
     except (OSError, ValueError):
         return None
-    differs = _same_settings(metrics.get("config", {}), settings)
+    differs = _same_settings(metrics.get("config", {}), settings, model_defaults or {})
     if differs is None:
         return {**metrics, "out": str(folder)}
     if overwrite:
         return None
     raise RunOutputError(f"{folder}: holds a finished fold run made with {differs}; pass --overwrite to run it "
                          "again with this evaluation's settings, or choose another --out")
+
+
+def _recipe_defaults(model: str) -> dict[str, Any]:
+    """The training-recipe defaults a fold of ``model`` is judged by (a network's; none for a classical model)."""
+    from hsi.classical import CLASSICAL_MODELS
+    from hsi.training.task import training_defaults
+
+    return {} if model in CLASSICAL_MODELS else training_defaults()
 
 
 def fold_leak(data: dict[str, Any]) -> int:
@@ -161,7 +177,7 @@ def run_fold(job: FoldJob, config: EvaluationConfig, out: Path) -> FoldResult:
     backend.check(cfg)
     settings = settle(cfg, backend)
     settings.model.setdefault("model", cfg.model_name)
-    metrics = finished_run(folder, settings, config.options.overwrite)
+    metrics = finished_run(folder, settings, config.options.overwrite, _recipe_defaults(cfg.model_name))
     reused = metrics is not None
     if metrics is None:
         if cfg.run.threads is not None:

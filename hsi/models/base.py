@@ -8,6 +8,7 @@ instead of surfacing as a matrix-shape error deep inside ``torch``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Integral
 from typing import ClassVar
 
@@ -16,7 +17,24 @@ from torch import nn
 
 from hsi.errors import ModelSizeError, OptionError, ShapeMismatchError  # noqa: F401 - ModelSizeError re-exported
 
-__all__ = ["ModelSizeError", "PatchClassifier", "channels_last_weights", "check_dropout", "check_size", "conv_out_size"]
+__all__ = ["ModelSizeError", "PatchClassifier", "PixelPath", "channels_last_weights", "check_dropout", "check_size",
+           "conv_out_size"]
+
+
+@dataclass
+class PixelPath:
+    """The part of a network that reads each pixel's own spectrum alone, up to its classifier.
+
+    :mod:`hsi.training.pretrain` starts it from a per-pixel network fitted to the training
+    pixels: ``layers`` are the path's ``(1x1 Conv2d without bias, BatchNorm2d)`` pairs, each
+    followed by a ReLU, from the bands on; ``head`` is the 1x1 ``Conv2d`` classifier, whose
+    input channels ``columns`` are the path's last layer (its other inputs, such as a
+    context branch, start at zero weight).
+    """
+
+    layers: list[tuple[nn.Conv2d, nn.BatchNorm2d]]
+    head: nn.Conv2d
+    columns: slice
 
 
 def channels_last_weights(net: nn.Module) -> nn.Module:
@@ -124,6 +142,10 @@ class PatchClassifier(nn.Module):
                 f"{name}: patch_size must be odd (>= {self.MIN_PATCH_SIZE}) so that the "
                 f"patch has a centre pixel; got {self.patch_size}"
             )
+
+    def pixel_path(self) -> PixelPath | None:
+        """The per-pixel spectral path that :mod:`hsi.training.pretrain` can start, or None (no such path)."""
+        return None
 
     @classmethod
     def _bands_reason(cls) -> str:

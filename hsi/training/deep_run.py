@@ -1,7 +1,8 @@
 """The deep networks as a :class:`~hsi.training.backend.RunBackend`: Lightning fit, best checkpoint, refit, test.
 
 :class:`DeepBackend` builds the :class:`~hsi.training.task.HSIClassifier` and checks the
-devices before the output folder is opened, fits with early stopping on validation OA and
+devices before the output folder is opened, fits with early stopping on validation OA (the
+network's per-pixel path started from a full-batch fit first, :mod:`hsi.training.pretrain`) and
 ``best.ckpt`` / ``last.ckpt`` checkpoints (``last.ckpt`` also on Ctrl-C, for ``--resume``),
 refits the classifier layer of ``best.ckpt`` on the training pixels (``RunOptions.refit``,
 :mod:`hsi.training.refit`), then predicts the test pixels with it in this process alone. The registry's
@@ -204,6 +205,7 @@ class DeepBackend:
             "start_epoch": settings.resume.epoch + 1 if settings.resume is not None else 0,
             "best_epoch": evaluation.best_epoch,
             "best_val_oa": float(best.best_model_score) if best.best_model_score is not None else None,
+            "pretrain": None if self.task.pretrain_report is None else self.task.pretrain_report.to_dict(),
             "refit": refit,
         }
         return Fitted(evaluation, facts, fit_seconds)

@@ -10,6 +10,7 @@ and the values are recorded in ``hparams`` so ``load_from_checkpoint`` rebuilds 
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Annotated, Any, Literal
 
@@ -20,7 +21,7 @@ import torch.nn.functional as F
 from torchmetrics.classification import MulticlassConfusionMatrix
 
 from hsi._checks import integer, not_an_option, number
-from hsi._roles import Role, check_declared
+from hsi._roles import Role, check_declared, roles
 from hsi.data.build import IGNORE_INDEX  # unlabeled pixels: never in the loss or the metrics
 from hsi.errors import NonFiniteLossError, OptionError
 from hsi.models import DEFAULT_MODEL, build_model, channels_last_weights, list_models
@@ -36,6 +37,17 @@ DATA_SHAPE_KEYS = ("num_bands", "num_classes", "patch_size", "class_names")
 
 FROM_DATA = integer(1, optional=True, none_means=" (from the DataModule)")
 FROM_TRAINER = integer(1, optional=True, none_means=" (the trainer's max_epochs)")
+
+
+def training_defaults() -> dict[str, Any]:
+    """The training-recipe arguments of :class:`HSIClassifier` that have a default, and their defaults.
+
+    What a run that gives none of them trains with: a finished run recorded without one of
+    these (an older recipe) or with another value was trained otherwise.
+    """
+    params = inspect.signature(HSIClassifier.__init__).parameters
+    return {name: params[name].default for name, role in roles(HSIClassifier).items()
+            if role.kind == "training" and params[name].default is not None}
 
 
 def _check_model(name: str, value: Any) -> None:
@@ -76,6 +88,10 @@ class HSIClassifier(L.LightningModule):
         Cross-entropy label smoothing, in [0, 1).
     class_names : list[str] | None
         Names of the classes in reports (None: from the DataModule, else class_1 ... class_K).
+    pretrain : bool
+        When fitting starts, start the network's per-pixel spectral path (ssnet's stem) from a per-pixel network
+        fitted to the training pixels by full-batch L-BFGS, with this loss and weight decay (hsi.training.pretrain);
+        networks without such a path, and resumed runs, are left as they are.
 
     Attributes
     ----------
@@ -83,6 +99,8 @@ class HSIClassifier(L.LightningModule):
         The network built from the registry (after ``setup`` when the data shape came from the DataModule).
     test_scores : dict | None
         OA, AA, kappa, per-class accuracy and confusion matrix, set by ``trainer.test``.
+    pretrain_report : PretrainReport | None
+        What the start of the pixel path did in this fit (None before fitting starts).
     """
 
     def __init__(
@@ -100,12 +118,14 @@ class HSIClassifier(L.LightningModule):
         class_weights: Annotated[list[float] | None, Role("training", "free")] = None,
         label_smoothing: Annotated[float, Role("training", "free", number(0.0, 1.0))] = 0.0,
         class_names: Annotated[list[str] | None, Role("shape", "free")] = None,
+        pretrain: Annotated[bool, Role("training", "free")] = True,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
         check_task_arguments(dict(self.hparams))
         self.net: torch.nn.Module | None = None
         self.test_scores: dict[str, Any] | None = None
+        self.pretrain_report: Any = None
         self._trained_lr: float | None = None
         if num_bands is not None and num_classes is not None and patch_size is not None:
             self._build()
@@ -253,6 +273,27 @@ class HSIClassifier(L.LightningModule):
             where = f"checkpoint {path}" if path else "checkpoint"
             check_weights_fit(self.state_dict(), checkpoint, dict(self.hparams), where)
         self._trained_lr = checkpoint.get("hyper_parameters", {}).get("lr")
+
+    def on_fit_start(self) -> None:
+        """Start the pixel path from the per-pixel fit (``pretrain``), the same on every rank; not on a resumed run."""
+        from hsi.training.pretrain import PretrainReport, pretrain_pixel_path
+
+        datamodule = getattr(self.trainer, "datamodule", None)
+        if not self.hparams.pretrain:
+            self.pretrain_report = PretrainReport(False, "pretrain=False")
+        elif self.trainer.ckpt_path is not None:
+            self.pretrain_report = PretrainReport(False, "resumed from a checkpoint")
+        elif not hasattr(datamodule, "pixel_spectra"):
+            self.pretrain_report = PretrainReport(False, "the DataModule has no pixel_spectra() to fit on")
+        else:
+            spectra, labels, _ = datamodule.pixel_spectra("train")
+            self.pretrain_report = pretrain_pixel_path(self.net, spectra, labels, float(self.hparams.weight_decay),
+                                                       self.class_weights, float(self.hparams.label_smoothing),
+                                                       seed=torch.initial_seed())
+        if self.pretrain_report.applied and self.trainer.world_size > 1:
+            # every rank starts from rank 0's fit, whatever each device's summation order gave
+            state = self.trainer.strategy.broadcast({k: v.cpu() for k, v in self.net.state_dict().items()}, src=0)
+            self.net.load_state_dict(state)
 
     def on_train_start(self) -> None:
         """On a resumed run, apply a changed learning rate and schedule length to the restored optimizer."""

@@ -99,7 +99,8 @@ def test_a_resumed_evaluation_equals_an_uninterrupted_one(evaluated, hsi_main, t
     assert _without_seconds(_board(tmp_path / "ev"))["rows"] == _without_seconds(_board(evaluated[0]))["rows"]
 
 
-@pytest.mark.parametrize("change, named", [(["--epochs", "2"], "epochs=1"), (["--no-refit"], "refit=True")])
+@pytest.mark.parametrize("change, named", [(["--epochs", "2"], "epochs=1"), (["--no-refit"], "refit=True"),
+                                           (["--no-pretrain"], "pretrain=True")])
 def test_a_finished_fold_made_with_other_settings_is_refused(evaluated, hsi_main, tmp_path, change, named):
     folder = evaluated[0]
     before = (folder / "leaderboard.json").read_bytes()

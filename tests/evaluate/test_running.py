@@ -34,3 +34,19 @@ def test_each_package_warning_and_log_line_is_said_once_for_all_folds(caplog):
             _fold("header contradicts itself")
         assert [str(w.message) for w in shown].count("header contradicts itself") == 2
     assert not logging.getLogger("hsi.training").filters
+
+
+def test_a_fold_recorded_before_a_recipe_default_existed_is_another_run():
+    from types import SimpleNamespace
+
+    from hsi.evaluate.running import _recipe_defaults, _same_settings
+
+    settings = SimpleNamespace(data={"scene": "synthetic"}, model={"model": "ssnet"},
+                               run=SimpleNamespace(epochs=20, patience=10, refit=True, seed=0))
+    recorded = {"data": {"scene": "synthetic"}, "model": {"model": "ssnet", **_recipe_defaults("ssnet")},
+                "run": {"epochs": 20, "patience": 10, "refit": True, "seed": 0}}
+    assert _same_settings(recorded, settings, _recipe_defaults("ssnet")) is None
+    older = {**recorded, "model": {k: v for k, v in recorded["model"].items() if k != "pretrain"}}
+    differs = _same_settings(older, settings, _recipe_defaults("ssnet"))
+    assert differs == "pretrain=None where this evaluation asks for True"
+    assert _recipe_defaults("svm") == {}
