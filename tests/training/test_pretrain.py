@@ -102,3 +102,40 @@ def test_hsi_train_records_the_pretrain_and_is_deterministic(tmp_path):
     assert first["pretrain"]["train_oa"] == again["pretrain"]["train_oa"] and first["oa"] == again["oa"]
     assert plain["pretrain"] == {"applied": False, "reason": "pretrain=False", "train_oa": None, "train_pixels": 0,
                                  "seconds": 0.0}
+
+
+def _task_on_trainer(pixels: tuple[np.ndarray, np.ndarray], world_size: int = 1, ckpt_path: str | None = None,
+                     **hparams):
+    """An ssnet task attached to a stand-in trainer (what ``on_fit_start`` reads of a Lightning one)."""
+    from types import SimpleNamespace
+
+    from hsi.training.task import HSIClassifier
+
+    task = HSIClassifier(model="ssnet", num_bands=pixels[0].shape[1], num_classes=3, patch_size=7, **hparams)
+    broadcasts: list[tuple[dict, int]] = []
+
+    def broadcast(obj, src=0):
+        broadcasts.append((obj, src))
+        return {k: torch.full_like(v, 0.5) if k == "head.1.bias" else v for k, v in obj.items()}  # rank 0's differ
+
+    task._trainer = SimpleNamespace(datamodule=SimpleNamespace(pixel_spectra=lambda split: (*pixels, None)),
+                                    ckpt_path=ckpt_path, world_size=world_size,
+                                    strategy=SimpleNamespace(broadcast=broadcast))
+    return task, broadcasts
+
+
+def test_every_ddp_rank_takes_rank_zeros_start():
+    task, broadcasts = _task_on_trainer(_pixels(bands=8), world_size=2)
+    task.on_fit_start()
+    assert task.pretrain_report.applied and len(broadcasts) == 1 and broadcasts[0][1] == 0
+    torch.testing.assert_close(task.net.head[1].bias, torch.full((3,), 0.5))  # what rank 0 sent, not its own fit
+
+
+@pytest.mark.parametrize("hparams, ckpt_path, reason", [({"pretrain": False}, None, "pretrain=False"),
+                                                       ({}, "last.ckpt", "resumed from a checkpoint")])
+def test_a_resumed_run_or_pretrain_false_leaves_the_network_as_built(hparams, ckpt_path, reason):
+    task, broadcasts = _task_on_trainer(_pixels(bands=8), world_size=2, ckpt_path=ckpt_path, **hparams)
+    before = {k: v.clone() for k, v in task.net.state_dict().items()}
+    task.on_fit_start()
+    assert not task.pretrain_report.applied and task.pretrain_report.reason == reason and not broadcasts
+    assert all(torch.equal(before[k], v) for k, v in task.net.state_dict().items())
