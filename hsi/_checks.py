@@ -59,6 +59,12 @@ def odd_integer(minimum: int, why: str) -> Callable[[str, Any], None]:
     return check
 
 
+def boolean(name: str, value: Any) -> None:
+    """A check: True or False (a string such as "no" would otherwise count as true)."""
+    if not isinstance(value, bool):
+        raise OptionError(name, value, "True or False")
+
+
 def number(low: float, high: float = math.inf, *, low_open: bool = False,
            high_open: bool = True) -> Callable[[str, Any], None]:
     """A check: a finite real number in the interval from ``low`` to ``high`` (open or closed ends)."""

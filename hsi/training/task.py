@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torchmetrics.classification import MulticlassConfusionMatrix
 
-from hsi._checks import integer, not_an_option, number
+from hsi._checks import boolean, integer, not_an_option, number
 from hsi._roles import Role, check_declared, roles
 from hsi.data.build import IGNORE_INDEX  # unlabeled pixels: never in the loss or the metrics
 from hsi.errors import NonFiniteLossError, OptionError
@@ -118,7 +118,7 @@ class HSIClassifier(L.LightningModule):
         class_weights: Annotated[list[float] | None, Role("training", "free")] = None,
         label_smoothing: Annotated[float, Role("training", "free", number(0.0, 1.0))] = 0.0,
         class_names: Annotated[list[str] | None, Role("shape", "free")] = None,
-        pretrain: Annotated[bool, Role("training", "free")] = True,
+        pretrain: Annotated[bool, Role("training", "free", boolean)] = True,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()

@@ -139,3 +139,11 @@ def test_a_resumed_run_or_pretrain_false_leaves_the_network_as_built(hparams, ck
     task.on_fit_start()
     assert not task.pretrain_report.applied and task.pretrain_report.reason == reason and not broadcasts
     assert all(torch.equal(before[k], v) for k, v in task.net.state_dict().items())
+
+
+def test_pretrain_must_be_a_bool():
+    from hsi.errors import OptionError
+    from hsi.training.task import HSIClassifier
+
+    with pytest.raises(OptionError, match="pretrain.*'no'.*True or False"):
+        HSIClassifier(pretrain="no")
