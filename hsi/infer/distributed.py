@@ -97,8 +97,10 @@ class TileInferenceModule(pl.LightningModule):
     def predict_step(self, batch: Any, batch_idx: int) -> None:
         """Compute and blend one tile (``batch`` is its index in this rank's list)."""
         y, x = self.tiles[int(batch)]
-        block, nodata = self.job.load(y, x, self.results, self.owned, self.buffer)
-        add_tile(self.predictor, self.blender, self.maps, y, x, block, nodata)
+        # read in this step, so torch's intra-op threads are free for the scaling and the maps
+        scale_on = self.predictor.device if self.predictor.scales_on_device else None
+        block, nodata = self.job.load(y, x, self.results, self.owned, self.buffer, threads=True, device=scale_on)
+        add_tile(self.predictor, self.blender, self.maps, y, x, block, nodata, threads=True)
         self.bar.update(1)
 
     def on_predict_end(self) -> None:

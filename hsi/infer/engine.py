@@ -18,7 +18,7 @@ import torch
 from hsi.infer.arrays import ResultArrays
 from hsi.infer.blend import DirectWriter, RowBlender
 from hsi.infer.checkpoint import InferenceModel
-from hsi.infer.predict import TilePredictor, can_fuse, load_scaled_block, preprocess_block
+from hsi.infer.predict import TilePredictor, can_fuse, load_block_on_device, load_scaled_block, preprocess_block
 from hsi.infer.sources import SceneSource, read_padded_block
 from hsi.infer.windows import TileGrid, weight_window
 from hsi.preprocess._base import nodata_mask
@@ -91,8 +91,8 @@ class TileJob:
         g, h = self.grid, self.model.halo
         return (g.tile_h + 2 * h) * (g.tile_w + 2 * h) * self.source.shape[2] * 4
 
-    def load(self, y: int, x: int, results: ResultArrays, owned: tuple[int, int],
-             out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    def load(self, y: int, x: int, results: ResultArrays, owned: tuple[int, int], out: np.ndarray | None = None,
+             threads: bool = False, device: torch.device | None = None) -> tuple[Any, np.ndarray | None]:
         """The preprocessed block (tile plus margin) of the tile at ``(y, x)`` and the tile's no-data mask.
 
         The mask (``(tile_h, tile_w)`` bool, None when every pixel has data) is taken from
@@ -101,13 +101,19 @@ class TileJob:
         in their neighbours' windows, as in training. Also copies the false-colour bands.
         With ``out`` (a :meth:`block_buffer`) the block is read and preprocessed in one
         pass into it (:func:`hsi.infer.predict.load_scaled_block`) where the pipeline and
-        padding allow; the values are the same either way.
+        padding allow; the values are the same either way. ``threads``: the read is in the
+        thread that runs the model, so the scaling may use torch's intra-op threads.
+        ``device``: preprocess on that device (:func:`hsi.infer.predict.load_block_on_device`)
+        where the block allows, and return it there as a tensor; the host only reads.
         """
         g, m = self.grid, self.model
         rows, cols = (y, y + g.tile_h), (x, x + g.tile_w)
         rgb = self.rgb_bands if self.rgb_bands is not None and results.rgb is not None else None
-        fast = None if out is None else load_scaled_block(self.source, rows, cols, m.halo, m.padding, m.pipeline,
-                                                          out, rgb)
+        fast = None
+        if out is not None and device is not None:
+            fast = load_block_on_device(self.source, rows, cols, m.halo, m.padding, m.pipeline, out, device, rgb)
+        if fast is None and out is not None:
+            fast = load_scaled_block(self.source, rows, cols, m.halo, m.padding, m.pipeline, out, rgb, threads)
         if fast is not None:
             block, nodata, rgb_tile = fast
             self._copy_rgb(results, owned, rows, cols, rgb_tile)
@@ -144,10 +150,13 @@ def maps_only(results: ResultArrays, blender: RowBlender | DirectWriter) -> bool
 
 
 def add_tile(predictor: TilePredictor, blender: RowBlender | DirectWriter, maps: bool, y: int, x: int,
-             block: np.ndarray, nodata: np.ndarray | None) -> None:
-    """Predict the tile at ``(y, x)`` from its block and hand it to ``blender`` (as maps when ``maps``)."""
+             block: Any, nodata: np.ndarray | None, threads: bool = False) -> None:
+    """Predict the tile at ``(y, x)`` from its block and hand it to ``blender`` (as maps when ``maps``).
+
+    ``threads``: no reader thread holds a core, so the labels and confidence may use torch's intra-op threads.
+    """
     if maps:
-        blender.add_maps(y, x, *predictor.maps(block, nodata))
+        blender.add_maps(y, x, *predictor.maps(block, nodata, threads=threads))
     else:
         blender.add(y, x, predictor(block, nodata))
 
@@ -194,7 +203,10 @@ def run_tiles(job: TileJob, predictor: TilePredictor, results: ResultArrays, til
     one is on the model (numpy, h5py and torch release the GIL), so reading overlaps
     compute; the order of blending, hence the result, is that of ``tiles``. Otherwise, or
     with ``prefetch=False``, tiles are read in the calling thread, each after the previous
-    one was computed (one block in memory at a time). Only labels and
+    one was computed (one block in memory at a time), and the host's scaling, labels and
+    confidence then run on torch's intra-op threads, which nothing else holds. A dense model
+    on an accelerator gets its blocks preprocessed there (``predictor.scales_on_device``),
+    so the host only reads. Only labels and
     confidence are computed when no probabilities are kept and tiles do not overlap
     (:func:`maps_only`). Memory-mapped maps let go of their written pages after every tile
     (:meth:`~hsi.infer.arrays.ResultArrays.release_pages`).
@@ -210,6 +222,8 @@ def run_tiles(job: TileJob, predictor: TilePredictor, results: ResultArrays, til
     first = job.block_buffer(device)
     depth = prefetch_depth(job.block_bytes()) if prefetch else 0
     buffers = [first] + [job.block_buffer(device) for _ in range(depth)]
+    inline = depth == 0
+    scale_on = device if getattr(predictor, "scales_on_device", False) else None
     bar = progress_bar(len(tiles), "tiles", "tile", show=progress, leave=False)  # piped: a line per 10 % of tiles
     with ThreadPoolExecutor(max_workers=max(depth, 1), thread_name_prefix="hsi-infer-read") as pool:
         reader = pool if depth else _Inline()
@@ -217,14 +231,15 @@ def run_tiles(job: TileJob, predictor: TilePredictor, results: ResultArrays, til
 
         def submit(i: int) -> None:
             if i < len(tiles):
-                pending.append(reader.submit(job.load, *tiles[i], results, owned, buffers[i % len(buffers)]))
+                pending.append(reader.submit(job.load, *tiles[i], results, owned, buffers[i % len(buffers)], inline,
+                                             scale_on))
 
         try:
             for i in range(len(buffers)):
                 submit(i)
             for i, (y, x) in enumerate(tiles):
                 block, nodata = pending.popleft().result()
-                add_tile(predictor, blender, maps, y, x, block, nodata)
+                add_tile(predictor, blender, maps, y, x, block, nodata, inline)
                 submit(i + len(buffers))  # into the buffer just used
                 results.release_pages()  # written map pages leave the resident set
                 bar.update(1)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -66,13 +66,17 @@ TTA_TRANSFORMS = (
 
 
 _ROWS_PER_TRANSFORM = 32
-#: bytes of block rows put through the pipeline at a time by :func:`load_scaled_block` (stays in L2)
+#: bytes of block rows put through the pipeline at a time by :func:`load_scaled_block` on one thread (stays in L2)
 _CHUNK_BYTES = 1 << 19
+#: the same on torch's intra-op threads: each op's start costs more, and 2 threads read a memory
+#: map fastest in chunks of a few MB (2048 x 2048 x 200 ``.npy``, 2 cores: 0.69-0.77 s at 8 MB,
+#: 0.74-0.76 s at 2 MB, 1.09 s at 512 KB, 0.89 s for whole 52 MB blocks; a plain copy 0.68 s)
+_THREADED_CHUNK_BYTES = 1 << 23
 
 
 def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int], halo: int, mode: str,
-                      pipeline: Any, out: np.ndarray,
-                      rgb_bands: list[int] | None = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None:
+                      pipeline: Any, out: np.ndarray, rgb_bands: list[int] | None = None,
+                      threads: bool = False) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None:
     """The preprocessed block of a tile in one pass over the scene window, or None (use the general path).
 
     The scene window (the block's core, :func:`hsi.infer.windows.block_plan`) is copied into
@@ -97,6 +101,9 @@ def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int],
         Reused buffer, overwritten.
     rgb_bands : list[int], optional
         Raw bands to keep (before preprocessing) for the false-colour image.
+    threads : bool
+        Scale on torch's intra-op threads (the read is in the thread that runs the model,
+        so they are free); False in a reader thread of its own, which scales with numpy.
 
     Returns
     -------
@@ -106,7 +113,7 @@ def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int],
         when the pipeline or padding cannot be fused, or some value is not finite after
         preprocessing (the general path then raises :class:`NonFiniteInputError`).
     """
-    from hsi.infer.sources import raw_window, release_pages
+    from hsi.infer.sources import release_pages
     from hsi.infer.windows import block_plan, fill_strips
 
     height, width, bands = source.shape
@@ -115,13 +122,11 @@ def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int],
     plan = block_plan(rows, cols, halo, height, width, mode)
     if plan is None:
         return None
-    src = raw_window(source, slice(*plan.scene_rows), slice(*plan.scene_cols))
     core = out[plan.top : plan.bottom, plan.left : plan.right]
     keep = None if rgb_bands is None else np.empty((*core.shape[:2], len(rgb_bands)), dtype=np.float32)
-    r0 = plan.scene_rows[0]
+    read = _chunk_reader(source, plan, out)
     try:
-        finite, bad = _scale_chunks(src, core, pipeline, keep, rgb_bands,
-                                    lambda a, b: release_pages(source, (r0 + a, r0 + b)))
+        finite, bad = _scale_chunks(read, core, pipeline, keep, rgb_bands, threads)
     finally:
         release_pages(source)
     if not finite:  # the general path redoes the block and reports the non-finite values
@@ -133,6 +138,111 @@ def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int],
     if bad is not None and bad[tile].any():
         nodata = np.ascontiguousarray(bad[tile])
     return out, nodata, None if keep is None else keep[tile]
+
+
+def load_block_on_device(source: Any, rows: tuple[int, int], cols: tuple[int, int], halo: int, mode: str,
+                         pipeline: Any, out: np.ndarray, device: torch.device,
+                         rgb_bands: list[int] | None = None) -> tuple[torch.Tensor, None, np.ndarray | None] | None:
+    """The block of a tile preprocessed on ``device``: the host only reads and copies; or None (use the host).
+
+    The scene window is read raw into ``out`` (pinned for a CUDA device) and copied to the
+    device, where the fitted per-band steps run in place (:func:`_apply_affine` with
+    torch: the same float32 operations in the same order, so the same values as
+    :func:`load_scaled_block`, bit for bit) and the margin is filled from the scaled core
+    (:func:`hsi.infer.windows.fill_strips`, which indexes tensors alike).
+
+    Parameters
+    ----------
+    source, rows, cols, halo, mode, pipeline, out, rgb_bands
+        As :func:`load_scaled_block`.
+    device : torch.device
+        The model's device.
+
+    Returns
+    -------
+    (block, None, rgb) or None
+        ``block`` ``(h + 2 halo, w + 2 halo, C)`` float32 on ``device``; no no-data mask
+        (every value was finite); ``rgb`` as in :func:`load_scaled_block`. None when the
+        pipeline is not made of per-band affine steps, the padding cannot be planned, or
+        a value is not finite after preprocessing: the host path then handles the block
+        (and reports or masks the non-finite values).
+    """
+    from hsi.infer.windows import block_plan, fill_strips
+
+    height, width, bands = source.shape
+    steps = affine_steps(pipeline) if _fusable(pipeline, bands, out) else None
+    plan = None if steps is None else block_plan(rows, cols, halo, height, width, mode)
+    if plan is None:
+        return None
+    core = out[plan.top : plan.bottom, plan.left : plan.right]
+    read = _chunk_reader(source, plan, out)
+    try:
+        raw = read.read(0, core.shape[0])
+        if not read.into_block:
+            np.copyto(core, raw, casting="unsafe")  # integer files: float32 here, as read_window gives them
+    finally:
+        read.done(0, core.shape[0])
+    keep = None if rgb_bands is None else core[..., rgb_bands]
+    block = torch.from_numpy(out).to(device, non_blocking=True)
+    scaled = block[plan.top : plan.bottom, plan.left : plan.right]
+    if not _apply_affine(scaled, scaled, steps, _device_ops(device)):
+        return None
+    fill_strips(block, plan)
+    th, tw = rows[1] - rows[0], cols[1] - cols[0]
+    rgb = None if keep is None else keep[halo - plan.top : halo - plan.top + th, halo - plan.left : halo - plan.left + tw]
+    return block, None, rgb
+
+
+def _device_ops(device: torch.device) -> _ArrayOps:
+    """:data:`_TORCH_OPS` on ``device``: the fitted vectors are copied there (tensors pass through)."""
+    def wrap(a: Any) -> torch.Tensor:
+        return a if isinstance(a, torch.Tensor) else torch.as_tensor(np.asarray(a), device=device)
+
+    return _TORCH_OPS._replace(wrap=wrap)
+
+
+class _ChunkReader(NamedTuple):
+    """Rows ``start..stop-1`` of a block's scene window, raw, asked for in order (:func:`_chunk_reader`)."""
+
+    read: Any  # (start, stop) -> (stop - start, w, C) raw rows: a view of the source, or the block's rows read into it
+    reread: Any  # the same rows again, from the source (the block's may have been preprocessed since)
+    float32: bool  # the rows are float32 (the affine steps apply)
+    into_block: bool  # the rows are read into the block itself (else they are a view of the source)
+    done: Any  # (start, stop) -> None: rows no longer needed (their mapped pages are let go of)
+
+
+def _chunk_reader(source: Any, plan: Any, out: np.ndarray) -> _ChunkReader:
+    """How :func:`_scale_chunks` gets the raw rows of the block's core: read into ``out`` or viewed in the source.
+
+    A source that reads straight into a buffer (:func:`hsi.infer.sources.can_read_into`)
+    fills the core's rows of ``out``, which are then preprocessed in place: chunk by chunk
+    where its ``read_into_by_rows`` says row ranges cost no more than the whole (``.npy``),
+    else the whole core at the first chunk (HDF5 reads each of its chunks once). Any other
+    source is viewed (a memory map or array, :func:`hsi.infer.sources.raw_window`) and
+    copied by the first step.
+    """
+    from hsi.infer.sources import can_read_into, raw_window, release_pages
+
+    rows, cols = slice(*plan.scene_rows), slice(*plan.scene_cols)
+    r0, top, at_cols = rows.start, plan.top, slice(plan.left, plan.right)
+
+    def read_rows(start: int, stop: int) -> np.ndarray:
+        at = (slice(top + start, top + stop), at_cols)
+        source.read_into(slice(r0 + start, r0 + stop), cols, out, at)
+        return out[at]
+
+    def read_all_first(start: int, stop: int) -> np.ndarray:
+        if start == 0:
+            read_rows(0, plan.bottom - top)
+        return out[top + start : top + stop, at_cols]
+
+    if can_read_into(source, out):
+        read = read_rows if getattr(source, "read_into_by_rows", False) else read_all_first
+        return _ChunkReader(read, read_rows, True, True, lambda start, stop: None)
+    src = raw_window(source, rows, cols)
+    return _ChunkReader(lambda start, stop: src[start:stop], lambda start, stop: src[start:stop],
+                        src.dtype == np.float32, False,
+                        lambda start, stop: release_pages(source, (r0 + start, r0 + stop)))
 
 
 def can_fuse(pipeline: Any, bands: int) -> bool:
@@ -171,59 +281,97 @@ def affine_steps(pipeline: Any) -> list[tuple[np.ndarray, np.ndarray | None, np.
     return steps
 
 
-def _apply_affine(src: np.ndarray, dst: np.ndarray, steps: list) -> bool:
+class _ArrayOps(NamedTuple):
+    """The elementwise operations of :func:`_apply_affine` in one library (each rounds once in float32)."""
+
+    wrap: Any  # array -> the library's array, sharing memory
+    sub: Any
+    mul: Any
+    add: Any
+    copy: Any  # (dst, src)
+    clip: Any  # (x, lo, hi, out)
+    all_finite: Any  # x -> bool
+
+
+def _torch_view(array: np.ndarray) -> torch.Tensor:
+    """A tensor sharing ``array``'s memory, read-only arrays (memory maps) included; those are only read."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "not writable": the tensor is never written
+        return torch.from_numpy(array)
+
+
+def _numpy_all_finite(x: np.ndarray) -> bool:
+    """Whether every value of ``x`` is finite, by one sum (NaN and infinities carry through it)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(np.isfinite(np.add.reduce(x, axis=None)))
+
+
+#: numpy: one thread, for reader threads that each take a core of their own
+_NUMPY_OPS = _ArrayOps(np.asarray, np.subtract, np.multiply, np.add,
+                       lambda dst, src: np.copyto(dst, src, casting="unsafe"), np.clip, _numpy_all_finite)
+#: torch: its intra-op threads share each op (and the memory map's page faults) when reads are inline
+_TORCH_OPS = _ArrayOps(_torch_view, torch.sub, torch.mul, torch.add, lambda dst, src: dst.copy_(src), torch.clamp,
+                       lambda x: bool(torch.isfinite(x.sum())))
+
+
+def _apply_affine(src: np.ndarray, dst: np.ndarray, steps: list, ops: _ArrayOps = _NUMPY_OPS) -> bool:
     """``dst`` = the affine steps of ``src`` (the first one reads ``src``: the copy is the first operation).
 
-    The same float32 operations, in the same order, as the steps' ``transform``; clipping
-    comes after the finiteness check. Returns True when every value before clipping is
-    finite (then every raw value was: the steps keep NaN and infinities non-finite).
+    The same float32 operations, in the same order, as the steps' ``transform``, with
+    ``ops``' library (numpy's and torch's give the same values bit for bit); clipping comes
+    after the finiteness check. Returns True when every value before clipping is finite
+    (then every raw value was: the steps keep NaN and infinities non-finite).
     """
+    x, out = ops.wrap(src), ops.wrap(dst)
     first = True
     for head, tail, scale, shift, _clip in steps:
-        np.subtract(src if first else dst, head, out=dst)
+        ops.sub(x if first else out, ops.wrap(head), out=out)
         first = False
         if tail is not None:
-            np.subtract(dst, tail, out=dst)
-        np.multiply(dst, scale, out=dst)
+            ops.sub(out, ops.wrap(tail), out=out)
+        ops.mul(out, ops.wrap(scale), out=out)
         if shift:
-            np.add(dst, np.float32(shift), out=dst)
+            ops.add(out, ops.wrap(np.asarray(shift, dtype=np.float32)), out=out)
     if first:
-        np.copyto(dst, src, casting="unsafe")
-    with np.errstate(invalid="ignore", over="ignore"):
-        finite = bool(np.isfinite(np.add.reduce(dst, axis=None)))
+        ops.copy(out, x)
+    finite = ops.all_finite(out)
     if finite:
         for *_, clip in steps:
             if clip is not None:
-                np.clip(dst, clip[0], clip[1], out=dst)
+                ops.clip(out, clip[0], clip[1], out=out)
     return finite
 
 
-def _scale_chunks(src: np.ndarray, core: np.ndarray, pipeline: Any, keep: np.ndarray | None,
-                  rgb_bands: list[int] | None, done: Any = None) -> tuple[bool, np.ndarray | None]:
-    """Copy ``src`` into ``core`` and preprocess it in place, a few rows at a time: ``(finite, no-data mask or None)``.
-
-    ``done(start, stop)``, when given, is called once rows ``start..stop-1`` of ``src`` are
-    no longer needed (a memory map lets go of their pages).
+def _scale_chunks(read: _ChunkReader, core: np.ndarray, pipeline: Any, keep: np.ndarray | None,
+                  rgb_bands: list[int] | None, threads: bool = False) -> tuple[bool, np.ndarray | None]:
+    """Read the block's core into ``core`` and preprocess it in place, a few rows at a time: ``(finite, no-data mask or None)``.
 
     A float32 chunk all finite takes :func:`_apply_affine` (read, scale and check in one
     pass over memory, the rest in cache); any other chunk is copied, its no-data pixels
     found, and put through the pipeline step by step. ``finite`` is False (and the rest of
     the block left undone) as soon as a value is NaN or infinite after preprocessing.
+    With ``threads`` the affine steps run on torch's intra-op threads, in chunks of
+    :data:`_THREADED_CHUNK_BYTES`; otherwise numpy's, in chunks of :data:`_CHUNK_BYTES`.
     """
-    n_rows = max(1, _CHUNK_BYTES // max(1, core.shape[1] * core.shape[2] * 4))
-    steps = affine_steps(pipeline) if src.dtype == np.float32 else None
+    chunk_bytes, ops = (_THREADED_CHUNK_BYTES, _TORCH_OPS) if threads else (_CHUNK_BYTES, _NUMPY_OPS)
+    n_rows = max(1, chunk_bytes // max(1, core.shape[1] * core.shape[2] * 4))
+    steps = affine_steps(pipeline) if read.float32 else None
     bad = None
     for start in range(0, core.shape[0], n_rows):
-        chunk = slice(start, start + n_rows)
-        dst = core[chunk]
+        stop = min(start + n_rows, core.shape[0])
+        chunk = slice(start, stop)
+        raw, dst = read.read(start, stop), core[chunk]
         if keep is not None:
-            keep[chunk] = src[chunk][..., rgb_bands]
-        if steps is None or not _apply_affine(src[chunk], dst, steps):
-            finite, bad = _chunk_by_steps(src[chunk], dst, pipeline, bad, chunk, core.shape[:2])
+            keep[chunk] = raw[..., rgb_bands]
+        if steps is None or not _apply_affine(raw, dst, steps, ops):
+            if steps is not None:  # the affine steps may have overwritten the rows read into the block
+                raw = read.reread(start, stop)
+            finite, bad = _chunk_by_steps(raw, dst, pipeline, bad, chunk, core.shape[:2])
             if not finite:
                 return False, None
-        if done is not None:
-            done(start, min(start + n_rows, core.shape[0]))
+        read.done(start, stop)
     return True, bad
 
 
@@ -297,13 +445,15 @@ def window_batch(net: torch.nn.Module, device: torch.device, batch_size: int) ->
     return max(1, min(int(batch_size), WINDOW_BATCH.get(type(net).__name__, DEFAULT_WINDOW_BATCH)))
 
 
-def maps_from_scores(scores: torch.Tensor, logits: bool, label_dtype: np.dtype) -> tuple[Any, Any]:
+def maps_from_scores(scores: torch.Tensor, logits: bool, label_dtype: np.dtype,
+                     threads: bool = False) -> tuple[Any, Any]:
     """Labels ``1..K`` and confidence from class scores along the last dim, on the scores' device.
 
     The scores are first made one contiguous ``(N, K)`` array (a network's output may be a
-    strided view). On the CPU the reductions run in numpy: torch's small reductions
-    waited on its thread pool while the reader thread held the other core (about 140 ms a
-    tile for what numpy does in a few).
+    strided view). On the CPU the reductions run in numpy unless ``threads``: torch's
+    reductions waited on its thread pool while a reader thread held the other core (about
+    140 ms a tile for what numpy does in a few), but with the cores free they take 0.4x of
+    numpy's time (256 x 256 pixels, 16 classes, 2 cores).
 
     Parameters
     ----------
@@ -314,16 +464,18 @@ def maps_from_scores(scores: torch.Tensor, logits: bool, label_dtype: np.dtype) 
         ``1 / sum(exp(logit - max))``: no softmax is computed.
     label_dtype : np.dtype
         uint8 or uint16 (:func:`hsi.infer.arrays.label_dtype`).
+    threads : bool
+        On the CPU, reduce with torch on its intra-op threads (nothing else holds them).
 
     Returns
     -------
-    labels : (...) array (CPU) or tensor (other devices)
-        ``argmax + 1`` in ``label_dtype`` (on a device: uint8, or int32 for uint16); 0 where
+    labels : (...) array (CPU with numpy) or tensor (torch)
+        ``argmax + 1`` in ``label_dtype`` (a tensor: uint8, or int32 for uint16); 0 where
         a probability row is all 0 (no-data).
     confidence : (...) float32 array or tensor
     """
     shape = tuple(scores.shape[:-1])
-    if scores.device.type == "cpu":
+    if scores.device.type == "cpu" and not threads:
         labels, confidence = _maps_numpy(scores.detach().float().numpy(), logits, label_dtype)
         return labels.reshape(shape), confidence.reshape(shape)
     flat = scores.reshape(-1, scores.shape[-1]).float().contiguous()
@@ -448,6 +600,15 @@ class TilePredictor:
         self.trim = _Trimmer()
         self._batch: np.ndarray | None = None
 
+    @property
+    def scales_on_device(self) -> bool:
+        """Whether blocks are preprocessed on the device and handed over there as tensors (:func:`load_block_on_device`).
+
+        True for a dense model on an accelerator; patch-centre windows are gathered on the
+        host, from a host block.
+        """
+        return self.dense and self.device.type != "cpu"
+
     def _scores(self, x: torch.Tensor, run: Any, spatial: bool, logits_ok: bool) -> tuple[torch.Tensor, bool]:
         """Class scores along dim 1 (TTA averaged) and whether they are logits (one pass, ``logits_ok``)."""
         if len(self.transforms) == 1:
@@ -464,10 +625,11 @@ class TilePredictor:
         return total / len(self.transforms), False
 
     @torch.no_grad()
-    def __call__(self, block: np.ndarray, nodata: np.ndarray | None = None) -> np.ndarray:
+    def __call__(self, block: np.ndarray | torch.Tensor, nodata: np.ndarray | None = None) -> np.ndarray:
         """``(h, w, K)`` float32 probabilities of the tile inside ``block`` (``(h + 2 halo, w + 2 halo, C)``).
 
-        ``nodata`` (``(h, w)`` bool) marks pixels left unclassified: their probabilities are
+        ``block`` is preprocessed: a host array, or for a dense model a tensor on the device
+        (:attr:`scales_on_device`). ``nodata`` (``(h, w)`` bool) marks pixels left unclassified: their probabilities are
         all 0 (a classified pixel's largest one is at least ``1 / K``), and patch-centre
         models do not compute them at all; an all-True mask costs no forward pass.
         """
@@ -479,21 +641,23 @@ class TilePredictor:
         return probs
 
     @torch.no_grad()
-    def maps(self, block: np.ndarray, nodata: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def maps(self, block: np.ndarray | torch.Tensor, nodata: np.ndarray | None = None,
+             threads: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Labels ``(h, w)`` (``1..K``, 0 at no-data) and confidence ``(h, w)`` float32 (0 at no-data) of the tile.
 
         As :meth:`__call__` followed by an argmax, without the softmax when no
-        test-time augmentation is asked (:func:`maps_from_scores`); computed on the model's device.
+        test-time augmentation is asked (:func:`maps_from_scores`, on torch's intra-op
+        threads with ``threads``); computed on the model's device.
         """
         h, w = block.shape[0] - 2 * self.halo, block.shape[1] - 2 * self.halo
         if nodata is not None and nodata.all():
             return np.zeros((h, w), dtype=self.label_dtype), np.zeros((h, w), dtype=np.float32)
         if self.dense:
             scores, logits = self._dense_scores(block, True)
-            labels, confidence = maps_from_scores(scores.permute(1, 2, 0), logits, self.label_dtype)
+            labels, confidence = maps_from_scores(scores.permute(1, 2, 0), logits, self.label_dtype, threads)
             labels, confidence = _host(labels), _host(confidence)
         else:
-            labels, confidence = self._patch_maps(block, nodata)
+            labels, confidence = self._patch_maps(block, nodata, threads)
         if nodata is not None:
             labels[nodata] = 0
             confidence[nodata] = 0.0
@@ -505,13 +669,17 @@ class TilePredictor:
         t = torch.from_numpy(array)
         return t if self.device.type == "cpu" else t.to(self.device, non_blocking=False)
 
-    def _dense_scores(self, block: np.ndarray, logits_ok: bool) -> tuple[torch.Tensor, bool]:
-        """``(K, h, w)`` scores of the tile (margin cropped), on the device, and whether they are logits."""
+    def _dense_scores(self, block: np.ndarray | torch.Tensor, logits_ok: bool) -> tuple[torch.Tensor, bool]:
+        """``(K, h, w)`` scores of the tile (margin cropped), on the device, and whether they are logits.
+
+        ``block`` is a host array, or a tensor already on the device (:func:`load_block_on_device`).
+        """
         h = self.halo
         # (1, C, h, w) with channels-last strides all through: permute(2, 0, 1).unsqueeze(0)
         # gives the batch axis a stride of C, which the convolutions do not take as
         # channels-last (fcn's forward was seen 1.5x slower)
-        x = self._input(np.ascontiguousarray(block))[None].permute(0, 3, 1, 2)
+        on_device = block if isinstance(block, torch.Tensor) else self._input(np.ascontiguousarray(block))
+        x = on_device[None].permute(0, 3, 1, 2)
         scores, logits = self._scores(x, self.net.forward_dense, True, logits_ok)
         hb, wb = block.shape[:2]
         return scores[0, :, h : hb - h, h : wb - h], logits
@@ -558,14 +726,15 @@ class TilePredictor:
             self.trim()
         return out.reshape(th, tw, -1)
 
-    def _patch_maps(self, block: np.ndarray, nodata: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    def _patch_maps(self, block: np.ndarray, nodata: np.ndarray | None,
+                    threads: bool = False) -> tuple[np.ndarray, np.ndarray]:
         h = self.halo
         th, tw = block.shape[0] - 2 * h, block.shape[1] - 2 * h
         labels = np.zeros(th * tw, dtype=self.label_dtype)
         confidence = np.zeros(th * tw, dtype=np.float32)
         for idx, x in self._window_batches(block, nodata):
             scores, logits = self._scores(x, self.net, False, True)
-            lab, conf = maps_from_scores(scores, logits, self.label_dtype)
+            lab, conf = maps_from_scores(scores, logits, self.label_dtype, threads)
             labels[idx], confidence[idx] = _host(lab), _host(conf)
             self.trim()
         return labels.reshape(th, tw), confidence.reshape(th, tw)

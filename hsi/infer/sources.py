@@ -6,8 +6,10 @@ scene larger than memory is visited window by window: HDF5 (chunked) by slicing,
 ERDAS through read-only memory maps (:func:`hsi.io.open_cube`), ``.npy`` through
 ``numpy.load(mmap_mode="r")``. :func:`read_padded_block` cuts a tile plus its margin from
 the scene as if the scene had been padded like the training cube. :func:`raw_window` gives
-a window without a copy where the source allows (arrays, ``.npy`` maps), for the fused
-read-and-scale pass of :func:`hsi.infer.predict.load_scaled_block`, and
+a window without a copy where the source allows (arrays, ``.npy`` maps), and a source
+whose ``read_into`` reads one straight into the caller's buffer (float32 ``.npy`` files by
+``preadv``, float32 HDF5 datasets by ``read_direct``; :func:`can_read_into`) serves the
+fused read-and-scale pass of :func:`hsi.infer.predict.load_scaled_block`;
 :func:`release_pages` lets a memory map drop the pages of the rows it has read.
 """
 
@@ -22,8 +24,8 @@ import numpy as np
 from hsi.errors import CubeFormatError, LayoutError
 from hsi.infer.windows import padded_index
 
-__all__ = ["ArraySource", "NpySource", "SceneSource", "open_scene_source", "raw_window", "read_padded_block",
-           "release_pages"]
+__all__ = ["ArraySource", "NpySource", "SceneSource", "open_scene_source", "raw_window", "can_read_into",
+           "read_padded_block", "release_pages"]
 
 
 class SceneSource(Protocol):
@@ -112,6 +114,34 @@ class NpySource(ArraySource):
         view = array.transpose([layout.index(a) for a in "HWC"])
         super().__init__(view, wavelengths, str(path))
         self._mmap = array
+        self._data_offset = int(array.offset)
+        self._fd = _open_for_preadv(path) if _preadv_fits(view) else None
+
+    #: :meth:`read_into` a few rows at a time costs no more than the whole window at once
+    read_into_by_rows = True
+
+    def can_read_into(self, out: np.ndarray) -> bool:
+        """Whether :meth:`read_into` can fill ``out``: a native float32 file stored ``H x W x C``, ``out`` C-contiguous float32."""
+        return self._fd is not None and out.dtype == np.float32 and out.flags.c_contiguous
+
+    def read_into(self, rows: slice, cols: slice, out: np.ndarray, at: tuple[slice, slice]) -> None:
+        """Read the window with ``preadv`` straight into ``out[at]`` (where :meth:`can_read_into`).
+
+        A plain read costs less than a copy out of the memory map: no page faults, and no
+        mapped pages to release (2048 x 2048 x 200 in 256 x 256 windows, 2 cores: 0.45 s
+        against 0.6-0.7 s). ``at`` selects the window's rows and columns in ``out``; rows
+        and columns are contiguous slices within the cube.
+        """
+        import os
+
+        width, bands = self.shape[1], self.shape[2]
+        dst = out[at]
+        row_bytes = width * bands * 4
+        first = self._data_offset + (rows.start * width + cols.start) * bands * 4
+        expected = dst.shape[1] * bands * 4
+        for i in range(dst.shape[0]):
+            if os.preadv(self._fd, [memoryview(dst[i]).cast("B")], first + i * row_bytes) != expected:
+                raise CubeFormatError(f"{self.name}: the file ended before row {rows.start + i} (truncated?)")
 
     def read_window(self, rows: slice, cols: slice) -> np.ndarray:
         """``(h, w, C)`` float32 copy of the window; the mapped pages are then released.
@@ -146,11 +176,33 @@ class NpySource(ArraySource):
             mm.madvise(mmap.MADV_DONTNEED, start, stop - start)
 
     def close(self) -> None:
-        """Drop the memory map."""
+        """Drop the memory map and the file."""
+        import os
+
         mm = getattr(self._mmap, "_mmap", None)
         self.array = self._mmap = None
         if mm is not None:
             mm.close()
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _preadv_fits(view: np.ndarray) -> bool:
+    """Whether :meth:`NpySource.read_into` can read ``view``: native float32, stored C-order ``H x W x C``, ``os.preadv``."""
+    import os
+
+    return hasattr(os, "preadv") and view.dtype == np.float32 and view.dtype.isnative and view.flags.c_contiguous
+
+
+def _open_for_preadv(path: Path) -> int | None:
+    """A read-only descriptor of ``path`` (None where it cannot be opened: the memory map then serves alone)."""
+    import os
+
+    try:
+        return os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
 
 
 class LazySource:
@@ -168,6 +220,17 @@ class LazySource:
         """``(h, w, C)`` float32 block, as :func:`hsi.io.read_cube` would give those pixels."""
         return self._lazy.read_window(rows, cols)
 
+    #: HDF5 reads each of its chunks once when the window is read whole (in row ranges, again for each range)
+    read_into_by_rows = False
+
+    def can_read_into(self, out: np.ndarray) -> bool:
+        """Whether :meth:`read_into` can fill ``out`` (:meth:`hsi.io.LazyCube.can_read_into`)."""
+        return self._lazy.can_read_into(out)
+
+    def read_into(self, rows: slice, cols: slice, out: np.ndarray, at: tuple[slice, slice]) -> None:
+        """The window straight into ``out[at]`` (:meth:`hsi.io.LazyCube.read_window_into`)."""
+        self._lazy.read_window_into(rows, cols, out, at)
+
     def close(self) -> None:
         """Release the file."""
         self._lazy.close()
@@ -177,6 +240,12 @@ def raw_window(source: SceneSource, rows: slice, cols: slice) -> np.ndarray:
     """The window in the source's own dtype without a copy where it can (``raw_window``), else ``read_window``."""
     read = getattr(source, "raw_window", None)
     return read(rows, cols) if read is not None else source.read_window(rows, cols)
+
+
+def can_read_into(source: SceneSource, out: np.ndarray) -> bool:
+    """Whether the source reads windows straight into a buffer such as ``out`` (its ``read_into``)."""
+    check = getattr(source, "can_read_into", None)
+    return bool(check is not None and check(out))
 
 
 def release_pages(source: SceneSource, rows: tuple[int, int] | None = None) -> None:

@@ -91,6 +91,34 @@ class LazyCube:
         """(h, w, C) float32 block of rows ``rows`` and columns ``cols`` (contiguous slices)."""
         return self._read(rows, cols)[0]
 
+    def can_read_into(self, out: np.ndarray) -> bool:
+        """Whether :meth:`read_window_into` can fill ``out``: the file holds the windows as they come out.
+
+        "As they come out": an HDF5 dataset of float32 stored ``H x W x C`` that no band
+        selection, ignored value or scaling changes; ``out`` a C-contiguous float32 array.
+        """
+        import h5py
+
+        plan, array = self._plan, self._source.array
+        as_is = (plan.layout == "HWC" and plan.band_index is None and plan.ignore_value is None
+                 and plan.scale is None and plan.band_scale is None and plan.band_offset is None)
+        return (as_is and not self._closed and isinstance(array, h5py.Dataset) and array.dtype == np.float32
+                and out.dtype == np.float32 and out.flags.c_contiguous)
+
+    def read_window_into(self, rows: slice, cols: slice, out: np.ndarray, at: tuple[slice, slice]) -> None:
+        """Read the window straight into ``out[at]`` (HDF5 ``read_direct``: no array of its own in between).
+
+        Only where :meth:`can_read_into` says so; ``at`` selects the window's rows and
+        columns in ``out``. The values are those of :meth:`read_window`.
+        """
+        where = str(self.meta.get("source"))
+        rows = _window(rows, self.shape[0], "rows", where)
+        cols = _window(cols, self.shape[1], "cols", where)
+        try:
+            self._source.array.read_direct(out, np.s_[rows, cols, :], np.s_[at[0], at[1], :])
+        except OSError as err:
+            raise CubeFormatError(f"{where}: could not read rows {rows}, cols {cols} ({err})") from err
+
     def close(self) -> None:
         """Release the underlying file; later reads raise :class:`CubeFormatError`."""
         self._closed = True
