@@ -4,7 +4,7 @@ Every source gives ``shape`` ``(H, W, C)``, ``wavelengths`` (nm or None) and
 ``read_window(rows, cols)`` -> ``(h, w, C)`` float32, and reads only what is asked for, so a
 scene larger than memory is visited window by window: HDF5 (chunked) by slicing, ENVI and
 ERDAS through read-only memory maps (:func:`hsi.io.open_cube`), ``.npy`` through
-``numpy.load(mmap_mode="r")``. :func:`read_padded_block` cuts a tile plus its margin from
+``numpy.load(mmap_mode="r")`` or plain reads (below). :func:`read_padded_block` cuts a tile plus its margin from
 the scene as if the scene had been padded like the training cube. :func:`raw_window` gives
 a window without a copy where the source allows (arrays, ``.npy`` maps), and a source
 whose ``read_into`` reads one straight into the caller's buffer (float32 ``.npy`` files by
