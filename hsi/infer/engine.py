@@ -18,7 +18,8 @@ import torch
 from hsi.infer.arrays import ResultArrays
 from hsi.infer.blend import DirectWriter, RowBlender
 from hsi.infer.checkpoint import InferenceModel
-from hsi.infer.predict import TilePredictor, can_fuse, load_block_on_device, load_scaled_block, preprocess_block
+from hsi.infer.blocks import can_fuse, load_block_on_device, load_scaled_block, preprocess_block
+from hsi.infer.predict import TilePredictor
 from hsi.infer.sources import SceneSource, read_padded_block
 from hsi.infer.windows import TileGrid, weight_window
 from hsi.preprocess._base import nodata_mask
@@ -75,7 +76,7 @@ class TileJob:
     def block_buffer(self, device: Any = "cpu") -> np.ndarray | None:
         """A reusable ``(tile_h + 2 halo, tile_w + 2 halo, C)`` float32 block buffer, pinned for a CUDA device.
 
-        None when the model's pipeline cannot be fused with the read (:func:`hsi.infer.predict.can_fuse`):
+        None when the model's pipeline cannot be fused with the read (:func:`hsi.infer.blocks.can_fuse`):
         those blocks are gathered and preprocessed by the general path.
         """
         g, m = self.grid, self.model
@@ -100,10 +101,10 @@ class TileJob:
         pixels are left unclassified, while their filled values still serve as context
         in their neighbours' windows, as in training. Also copies the false-colour bands.
         With ``out`` (a :meth:`block_buffer`) the block is read and preprocessed in one
-        pass into it (:func:`hsi.infer.predict.load_scaled_block`) where the pipeline and
+        pass into it (:func:`hsi.infer.blocks.load_scaled_block`) where the pipeline and
         padding allow; the values are the same either way. ``threads``: the read is in the
         thread that runs the model, so the scaling may use torch's intra-op threads.
-        ``device``: preprocess on that device (:func:`hsi.infer.predict.load_block_on_device`)
+        ``device``: preprocess on that device (:func:`hsi.infer.blocks.load_block_on_device`)
         where the block allows, and return it there as a tensor; the host only reads.
         """
         g, m = self.grid, self.model

@@ -9,7 +9,7 @@ the scene as if the scene had been padded like the training cube. :func:`raw_win
 a window without a copy where the source allows (arrays, ``.npy`` maps), and a source
 whose ``read_into`` reads one straight into the caller's buffer (float32 ``.npy`` files by
 ``preadv``, float32 HDF5 datasets by ``read_direct``; :func:`can_read_into`) serves the
-fused read-and-scale pass of :func:`hsi.infer.predict.load_scaled_block`;
+fused read-and-scale pass of :func:`hsi.infer.blocks.load_scaled_block`;
 :func:`release_pages` lets a memory map drop the pages of the rows it has read.
 """
 

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from hsi.infer.predict import TilePredictor, enumerate_runs, load_scaled_block, maps_from_scores, preprocess_block
+from hsi.infer.blocks import load_scaled_block, preprocess_block
+from hsi.infer.predict import TilePredictor, enumerate_runs, maps_from_scores
 from hsi.infer.sources import ArraySource, read_padded_block
 from hsi.infer.windows import block_plan, fill_strips
 from hsi.preprocess import make_pipeline
@@ -32,7 +33,7 @@ TILES = [((0, 8), (0, 8)), ((8, 16), (5, 13)), ((15, 23), (11, 19)), ((0, 23), (
 @pytest.mark.parametrize("scaling", ["minmax", "standardize"])
 @pytest.mark.parametrize(("rows", "cols"), TILES)
 def test_fused_read_and_scale_equals_read_then_scale(mode, scaling, rows, cols, monkeypatch):
-    monkeypatch.setattr("hsi.infer.predict._CHUNK_BYTES", 2 * W * C * 4)  # a few rows per chunk, as on a real scene
+    monkeypatch.setattr("hsi.infer.blocks._CHUNK_BYTES", 2 * W * C * 4)  # a few rows per chunk, as on a real scene
     cube = _cube()
     pipe = make_pipeline(scaling=scaling, fill_nonfinite="median").fit(_cube(nan=False))
     halo = 3
@@ -75,7 +76,7 @@ def _scene_source(kind: str, cube: np.ndarray, folder):
 def test_every_read_and_either_library_give_the_block_bit_for_bit(kind, threads, scaling, tmp_path, monkeypatch):
     """Views, reads into the block (rows re-read after a NaN chunk) and torch's threads all equal read-then-scale."""
     for name in ("_CHUNK_BYTES", "_THREADED_CHUNK_BYTES"):
-        monkeypatch.setattr(f"hsi.infer.predict.{name}", 3 * W * C * 4)
+        monkeypatch.setattr(f"hsi.infer.blocks.{name}", 3 * W * C * 4)
     cube = _cube()
     pipe = make_pipeline(scaling=scaling, fill_nonfinite="median").fit(_cube(nan=False))
     src = _scene_source(kind, cube, tmp_path)
@@ -100,7 +101,7 @@ def test_every_read_and_either_library_give_the_block_bit_for_bit(kind, threads,
 @pytest.mark.parametrize("scaling", ["minmax", "minmax-clip", "standardize"])
 def test_preprocessing_on_the_device_gives_the_host_block_bit_for_bit(kind, mode, scaling, tmp_path):
     """The accelerator's path, run on the CPU: the host reads, torch scales in place and fills the margin."""
-    from hsi.infer.predict import load_block_on_device
+    from hsi.infer.blocks import load_block_on_device
 
     cube = _cube(nan=False)
     if kind == "int16":
@@ -125,7 +126,7 @@ def test_preprocessing_on_the_device_gives_the_host_block_bit_for_bit(kind, mode
 
 
 def test_a_block_not_finite_on_the_device_goes_back_to_the_host(tmp_path):
-    from hsi.infer.predict import load_block_on_device
+    from hsi.infer.blocks import load_block_on_device
 
     pipe = make_pipeline(scaling="minmax", fill_nonfinite="median").fit(_cube(nan=False))
     src = _scene_source("npy", _cube(), tmp_path)
@@ -341,7 +342,7 @@ def test_npy_pages_released_by_rows_read_back_the_same(tmp_path, monkeypatch):
     """A file ``preadv`` cannot read as is (stored C x H x W) is viewed through its memory map, released by rows."""
     from hsi.infer.sources import NpySource
 
-    monkeypatch.setattr("hsi.infer.predict._CHUNK_BYTES", 2 * W * C * 4)
+    monkeypatch.setattr("hsi.infer.blocks._CHUNK_BYTES", 2 * W * C * 4)
     cube = _cube(nan=False)
     np.save(tmp_path / "cube.npy", np.ascontiguousarray(cube.transpose(2, 0, 1)))
     pipe = make_pipeline(scaling="standardize").fit(cube)
