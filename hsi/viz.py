@@ -7,6 +7,7 @@ the Agg renderer (``Figure.savefig``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ __all__ = [
     "plot_confidence",
     "plot_false_color",
     "plot_split",
+    "preview_step",
     "split_rgb",
     "stretch_rgb",
 ]
@@ -154,18 +156,53 @@ def plot_split(split: Split, labels: Any | None = None, path: str | Path | None 
 
 
 def _save_png(fig: Figure, path: str | Path) -> None:
-    """Render ``fig`` as PNG and write it atomically."""
+    """Render ``fig`` as PNG, cut to what is drawn (as ``bbox_inches="tight"``), and write it atomically."""
     import io
 
     from hsi._atomic import write_bytes_atomic
 
-    buf = io.BytesIO()
-    # tight: keeps a legend placed outside the axes; zlib level 1: a preview, so speed over
-    # size (a 2048 x 2048 class map: ~60 ms less than the default level 6, ~4 % larger)
-    fig.savefig(buf, format="png", bbox_inches="tight", pil_kwargs={"compress_level": 1})
+    png = _png_of_one_draw(fig)
+    if png is None:  # something lies outside the figure: matplotlib grows the canvas to it
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", bbox_inches="tight", pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
+        png = buf.getvalue()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(path, buf.getvalue())
+    write_bytes_atomic(path, png)
+
+
+#: zlib level of the PNG previews: speed over size (a 2048 x 2048 class map: ~60 ms less than
+#: the default level 6, ~4 % larger)
+PNG_COMPRESS_LEVEL = 1
+
+
+def _png_of_one_draw(fig: Figure) -> bytes | None:
+    """``fig`` drawn once and cut to its tight bounding box; None when that box leaves the figure.
+
+    ``savefig(bbox_inches="tight")`` draws a figure twice (once to measure, once at the cut
+    size), and text layout is most of a preview's time. Here the one draw is measured
+    and its pixels are cut, padded by ``savefig.pad_inches`` as matplotlib pads.
+    """
+    import io
+
+    import matplotlib
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.image import imsave
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    width, height = canvas.get_width_height()
+    inches = fig.get_tightbbox(canvas.get_renderer())
+    if inches.x0 < 0 or inches.y0 < 0 or inches.x1 > fig.get_figwidth() or inches.y1 > fig.get_figheight():
+        return None
+    pad = matplotlib.rcParams["savefig.pad_inches"]
+    box = inches.padded(pad if isinstance(pad, (int, float)) else 0.1).transformed(fig.dpi_scale_trans)  # pixels
+    x0, x1 = max(0, int(np.floor(box.x0))), min(width, int(np.ceil(box.x1)))
+    y0, y1 = max(0, int(np.floor(height - box.y1))), min(height, int(np.ceil(height - box.y0)))  # rows from the top
+    buf = io.BytesIO()
+    imsave(buf, np.asarray(canvas.buffer_rgba())[y0:y1, x0:x1], format="png",
+           pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
+    return buf.getvalue()
 
 
 #: resolution (dots per inch), height and largest width (inches) of the map figures (:func:`_image_figure`)
@@ -178,14 +215,18 @@ MAX_DRAWN_ROWS = int(FIGURE_DPI * FIGURE_HEIGHT_IN)
 MAX_DRAWN_COLS = int(FIGURE_DPI * FIGURE_MAX_WIDTH_IN)
 
 
-def _decimation_step(shape: tuple[int, ...]) -> int:
-    """The ``n`` of :func:`_decimate` for an image of ``shape``: 1 when it is drawn whole."""
+def preview_step(shape: tuple[int, ...]) -> int:
+    """The ``n`` of :func:`_decimate` for a map of ``shape`` (its first two entries): 1 when it is drawn whole.
+
+    A preview shows the pixels whose row and column are multiples of ``n``; a whole-scene
+    run keeps its false-colour bands at just those pixels (:func:`plot_false_color`'s ``shape``).
+    """
     return max(1, -(-shape[0] // MAX_DRAWN_ROWS), -(-shape[1] // MAX_DRAWN_COLS))
 
 
 def _decimate(image: np.ndarray) -> np.ndarray:
     """Every ``n``-th row and column (nearest pixels), within :data:`MAX_DRAWN_ROWS` x :data:`MAX_DRAWN_COLS`."""
-    step = _decimation_step(image.shape)
+    step = preview_step(image.shape)
     return image if step <= 1 else image[::step, ::step]
 
 
@@ -220,7 +261,7 @@ def _show(ax: Any, drawn: np.ndarray, shape: tuple[int, ...], georef: GeoRef | N
     """
     if georef is None:
         return ax.imshow(drawn, interpolation="nearest", **kwargs)
-    step = _decimation_step(shape)
+    step = preview_step(shape)
     a, _, c, _, e, f = georef.transform
     rows, cols = drawn.shape[:2]
     image = ax.imshow(drawn, interpolation="nearest", extent=(c, c + a * step * cols, f + e * step * rows, f),
@@ -389,7 +430,7 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
     fig, ax = _image_figure(*lab.shape, 3.0, georef)
     _show(ax, class_map_rgb(_decimate(lab), table, None if background is None else _decimate(np.asarray(background)),
                             None if nodata is None else _decimate(np.asarray(nodata))), lab.shape, georef)
-    counts = np.bincount(lab.ravel().astype(np.int64), minlength=len(table))
+    counts = _class_counts(lab, len(table))
     n_nodata = 0 if nodata is None else int(np.count_nonzero(nodata))
     handles = [Patch(facecolor=table[k] / 255, edgecolor="black", label=f"{name} ({counts[k]})")
                for k, name in enumerate(class_names, start=1)]
@@ -407,6 +448,39 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
     if path is not None:
         _save_png(fig, path)
     return fig
+
+
+#: pixels read at a time when a whole map is summed up: a memory-mapped map is never copied whole
+_STRIP_PIXELS = 1 << 20
+
+
+def _row_strips(shape: tuple[int, ...]) -> Iterator[slice]:
+    """Slices of rows of a map of ``shape``, about :data:`_STRIP_PIXELS` pixels each."""
+    rows = max(1, _STRIP_PIXELS // max(1, shape[1]))
+    return (slice(start, start + rows) for start in range(0, shape[0], rows))
+
+
+def _class_counts(labels: np.ndarray, n: int) -> np.ndarray:
+    """Pixels of each id (at least ``n`` entries, more when a larger id occurs), counted strip by strip."""
+    counts = np.zeros(n, dtype=np.int64)
+    for rows in _row_strips(labels.shape):
+        part = np.bincount(np.asarray(labels[rows]).ravel(), minlength=n)
+        if len(part) > len(counts):
+            part[: len(counts)] += counts
+            counts = part
+        else:
+            counts += part
+    return counts
+
+
+def _nan_mean(values: np.ndarray) -> float:
+    """Mean of the non-NaN values (NaN when there are none), strip by strip in float64."""
+    total, count = 0.0, 0
+    for rows in _row_strips(values.shape):
+        part = np.asarray(values[rows], dtype=np.float64)
+        kept = part[~np.isnan(part)]
+        total, count = total + float(kept.sum()), count + kept.size
+    return total / count if count else float("nan")
 
 
 def pick_rgb_bands(wavelengths: Any | None, n_bands: int) -> list[int]:
@@ -447,14 +521,24 @@ def stretch_rgb(bands: Any, low: float = 2.0, high: float = 98.0) -> np.ndarray:
 
 
 def plot_false_color(bands: Any, path: str | Path | None = None, *, title: str | None = None,
-                     georef: GeoRef | None = None) -> Figure:
+                     georef: GeoRef | None = None, shape: tuple[int, int] | None = None) -> Figure:
     """Draw an ``(H, W, 3)`` band stack, stretched (:func:`stretch_rgb`) by the percentiles of the pixels drawn.
 
     With ``georef`` the axes show map coordinates and the title names the CRS, as in
-    :func:`plot_class_map`.
+    :func:`plot_class_map`. With ``shape``, ``bands`` is already the preview of a map of
+    that shape (every :func:`preview_step`-th row and column, as a whole-scene run keeps
+    it), so only the pixels drawn need be kept.
     """
-    shape = np.shape(bands)
-    rgb = stretch_rgb(_decimate(np.asarray(bands)))  # percentiles of the pixels drawn
+    drawn = _decimate(np.asarray(bands)) if shape is None else np.asarray(bands)
+    if shape is None:
+        shape = np.shape(bands)[:2]
+    else:
+        step = preview_step(shape)
+        expected = (-(-shape[0] // step), -(-shape[1] // step), 3)
+        if drawn.shape != expected:
+            raise ShapeMismatchError(f"plot_false_color: bands has shape {drawn.shape}; the preview of a "
+                                     f"{shape[0]} x {shape[1]} map (every {step}-th pixel) is {expected}")
+    rgb = stretch_rgb(drawn)  # percentiles of the pixels drawn
     fig, ax = _image_figure(*shape[:2], 0.5, georef)
     _show(ax, rgb, shape, georef)
     _finish(fig, ax, title or "false colour", georef)
@@ -474,7 +558,7 @@ def plot_confidence(confidence: Any, path: str | Path | None = None, *, title: s
     fig, ax = _image_figure(*conf.shape, 1.5, georef)
     im = _show(ax, _decimate(conf), conf.shape, georef, cmap="viridis", vmin=0.0, vmax=1.0)
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="max probability")
-    _finish(fig, ax, title or f"confidence (mean {float(np.nanmean(conf)):.3f})", georef)
+    _finish(fig, ax, title or f"confidence (mean {_nan_mean(conf):.3f})", georef)
     if path is not None:
         _save_png(fig, path)
     return fig

@@ -35,12 +35,19 @@ def _partial(folder: Path, name: str) -> Path:
 
 def map_specs(shape: tuple[int, int], num_classes: int, probabilities: bool,
               rgb: bool = False) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """``{name: (shape, dtype)}`` of the arrays of a run (``rgb`` is scratch, never committed)."""
+    """``{name: (shape, dtype)}`` of the arrays of a run.
+
+    ``rgb`` is scratch, never committed: the false-colour bands at the pixels the preview
+    draws (every :func:`hsi.viz.preview_step`-th row and column), not at every pixel.
+    """
+    from hsi.viz import preview_step
+
     specs = {"labels": (tuple(shape), label_dtype(num_classes)), "confidence": (tuple(shape), np.dtype(np.float32))}
     if probabilities:
         specs["probabilities"] = ((*shape, num_classes), np.dtype(np.float16))
     if rgb:
-        specs["rgb"] = ((*shape, 3), np.dtype(np.float32))
+        step = preview_step(shape)
+        specs["rgb"] = ((-(-shape[0] // step), -(-shape[1] // step), 3), np.dtype(np.float32))
     return specs
 
 
@@ -73,8 +80,8 @@ class ResultArrays:
     probabilities : bool
         Keep the ``(H, W, K)`` float16 probabilities too.
     rgb : bool
-        Keep an ``(H, W, 3)`` float32 scratch array of the false-colour bands (filled by
-        the tile pass, so the cube is read once; never committed).
+        Keep a float32 scratch array of the false-colour bands at the preview's pixels
+        (:func:`map_specs`; filled by the tile pass, so the cube is read once; never committed).
     folder : Path, optional
         Memory-map the arrays there (temporary names until :meth:`commit`); None keeps
         them in memory.
@@ -109,7 +116,8 @@ class ResultArrays:
 
     @property
     def rgb(self) -> np.ndarray | None:
-        """``(H, W, 3)`` float32 false-colour bands, or None when not kept."""
+        """``(ceil(H / n), ceil(W / n), 3)`` float32 false-colour bands of every ``n``-th pixel
+        (``n`` = :func:`hsi.viz.preview_step`), or None when not kept."""
         return self.arrays.get("rgb")
 
     @property

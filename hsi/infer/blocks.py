@@ -12,6 +12,7 @@ whole transformed cube, bit for bit on every path; non-finite values are refused
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,7 +21,7 @@ import torch
 from hsi.errors import NonFiniteInputError
 from hsi.preprocess._base import find_nonfinite
 
-__all__ = ["affine_steps", "can_fuse", "load_block_on_device", "load_scaled_block", "preprocess_block"]
+__all__ = ["BandSample", "affine_steps", "can_fuse", "load_block_on_device", "load_scaled_block", "preprocess_block"]
 
 
 _ROWS_PER_TRANSFORM = 32
@@ -32,8 +33,45 @@ _CHUNK_BYTES = 1 << 19
 _THREADED_CHUNK_BYTES = 1 << 23
 
 
+@dataclass(frozen=True)
+class BandSample:
+    """Raw bands to keep at a grid of a tile's pixels while the tile is read: the false-colour preview's pixels.
+
+    Attributes
+    ----------
+    bands : list of int
+        Band indices, in the order kept.
+    rows, cols : (n,) int arrays
+        Ascending tile-local rows and columns; every kept row with every kept column.
+    """
+
+    bands: list[int]
+    rows: np.ndarray
+    cols: np.ndarray
+
+    def take(self, tile: np.ndarray) -> np.ndarray:
+        """``(len(rows), len(cols), len(bands))`` float32 from the tile's raw pixels ``(h, w, C)``."""
+        return np.asarray(tile[np.ix_(self.rows, self.cols, self.bands)], dtype=np.float32)
+
+
+class _KeptBands:
+    """The values of a :class:`BandSample`, taken from a block's core chunk by chunk as it is read."""
+
+    def __init__(self, sample: BandSample, tile: tuple[slice, slice]) -> None:
+        self.rows = np.asarray(sample.rows) + tile[0].start  # rows and columns of the core
+        self.cols = np.asarray(sample.cols) + tile[1].start
+        self.bands = np.asarray(sample.bands)
+        self.values = np.empty((len(self.rows), len(self.cols), len(self.bands)), dtype=np.float32)
+
+    def take(self, raw: np.ndarray, start: int, stop: int) -> None:
+        """Keep the sample's pixels among core rows ``start..stop``, read raw into ``raw``."""
+        lo, hi = np.searchsorted(self.rows, (start, stop))
+        if hi > lo:
+            self.values[lo:hi] = raw[np.ix_(self.rows[lo:hi] - start, self.cols, self.bands)]
+
+
 def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int], halo: int, mode: str,
-                      pipeline: Any, out: np.ndarray, rgb_bands: list[int] | None = None,
+                      pipeline: Any, out: np.ndarray, sample: BandSample | None = None,
                       threads: bool = False) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None] | None:
     """The preprocessed block of a tile in one pass over the scene window, or None (use the general path).
 
@@ -57,17 +95,18 @@ def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int],
         Fitted; only a pipeline of per-band steps keeping the band count is fused.
     out : (h + 2 halo, w + 2 halo, C) float32
         Reused buffer, overwritten.
-    rgb_bands : list[int], optional
-        Raw bands to keep (before preprocessing) for the false-colour image.
+    sample : BandSample, optional
+        Raw bands to keep (before preprocessing) at some of the tile's pixels, for the
+        false-colour preview.
     threads : bool
         Scale on torch's intra-op threads (the read is in the thread that runs the model,
         so they are free); False in a reader thread of its own, which scales with numpy.
 
     Returns
     -------
-    (block, nodata, rgb) or None
+    (block, nodata, kept) or None
         ``block`` is ``out``; ``nodata`` ``(h, w)`` bool or None (tile pixels with a
-        non-finite raw band); ``rgb`` ``(h, w, 3)`` raw bands of the tile, or None. None
+        non-finite raw band); ``kept`` the values of ``sample`` (:meth:`BandSample.take`), or None. None
         when the pipeline or padding cannot be fused, or some value is not finite after
         preprocessing (the general path then raises :class:`NonFiniteInputError`).
     """
@@ -80,25 +119,25 @@ def load_scaled_block(source: Any, rows: tuple[int, int], cols: tuple[int, int],
     if plan is None:
         return None
     core = out[plan.top : plan.bottom, plan.left : plan.right]
-    keep = None if rgb_bands is None else np.empty((*core.shape[:2], len(rgb_bands)), dtype=np.float32)
+    tile = _tile_in_core(plan, rows, cols, halo)
+    keep = None if sample is None else _KeptBands(sample, tile)
     read = _chunk_reader(source, plan, out)
     try:
-        finite, bad = _scale_chunks(read, core, pipeline, keep, rgb_bands, threads)
+        finite, bad = _scale_chunks(read, core, pipeline, keep, threads)
     finally:
         read.done(0, core.shape[0])  # every row of the window let go of, also after an early stop
     if not finite:  # the general path redoes the block and reports the non-finite values
         return None
     fill_strips(out, plan)
-    tile = _tile_in_core(plan, rows, cols, halo)
     nodata = None
     if bad is not None and bad[tile].any():
         nodata = np.ascontiguousarray(bad[tile])
-    return out, nodata, None if keep is None else keep[tile]
+    return out, nodata, None if keep is None else keep.values
 
 
 def load_block_on_device(source: Any, rows: tuple[int, int], cols: tuple[int, int], halo: int, mode: str,
                          pipeline: Any, out: np.ndarray, device: torch.device,
-                         rgb_bands: list[int] | None = None) -> tuple[torch.Tensor, None, np.ndarray | None] | None:
+                         sample: BandSample | None = None) -> tuple[torch.Tensor, None, np.ndarray | None] | None:
     """The block of a tile preprocessed on ``device``: the host only reads and copies; or None (use the host).
 
     The scene window is read raw into ``out`` (pinned for a CUDA device) and copied to the
@@ -109,16 +148,16 @@ def load_block_on_device(source: Any, rows: tuple[int, int], cols: tuple[int, in
 
     Parameters
     ----------
-    source, rows, cols, halo, mode, pipeline, out, rgb_bands
+    source, rows, cols, halo, mode, pipeline, out, sample
         As :func:`load_scaled_block`.
     device : torch.device
         The model's device.
 
     Returns
     -------
-    (block, None, rgb) or None
+    (block, None, kept) or None
         ``block`` ``(h + 2 halo, w + 2 halo, C)`` float32 on ``device``; no no-data mask
-        (every value was finite); ``rgb`` as in :func:`load_scaled_block`. None when the
+        (every value was finite); ``kept`` as in :func:`load_scaled_block`. None when the
         pipeline is not made of per-band affine steps, the padding cannot be planned, or
         a value is not finite after preprocessing: the host path then handles the block
         (and reports or masks the non-finite values).
@@ -138,13 +177,13 @@ def load_block_on_device(source: Any, rows: tuple[int, int], cols: tuple[int, in
             np.copyto(core, raw, casting="unsafe")  # integer files: float32 here, as read_window gives them
     finally:
         read.done(0, core.shape[0])
-    rgb = None if rgb_bands is None else core[_tile_in_core(plan, rows, cols, halo)][..., rgb_bands]  # a copy
+    kept = None if sample is None else sample.take(core[_tile_in_core(plan, rows, cols, halo)])
     block = torch.from_numpy(out).to(device, non_blocking=True)
     scaled = block[plan.top : plan.bottom, plan.left : plan.right]
     if not _apply_affine(scaled, scaled, steps, _device_ops(device)):
         return None
     fill_strips(block, plan)
-    return block, None, rgb
+    return block, None, kept
 
 
 def _tile_in_core(plan: Any, rows: tuple[int, int], cols: tuple[int, int], halo: int) -> tuple[slice, slice]:
@@ -304,8 +343,8 @@ def _apply_affine(src: np.ndarray, dst: np.ndarray, steps: list, ops: _ArrayOps 
     return finite
 
 
-def _scale_chunks(read: _ChunkReader, core: np.ndarray, pipeline: Any, keep: np.ndarray | None,
-                  rgb_bands: list[int] | None, threads: bool = False) -> tuple[bool, np.ndarray | None]:
+def _scale_chunks(read: _ChunkReader, core: np.ndarray, pipeline: Any, keep: _KeptBands | None,
+                  threads: bool = False) -> tuple[bool, np.ndarray | None]:
     """Read the block's core into ``core`` and preprocess it in place, a few rows at a time: ``(finite, no-data mask or None)``.
 
     A float32 chunk all finite takes :func:`_apply_affine` (read, scale and check in one
@@ -324,7 +363,7 @@ def _scale_chunks(read: _ChunkReader, core: np.ndarray, pipeline: Any, keep: np.
         chunk = slice(start, stop)
         raw, dst = read.read(start, stop), core[chunk]
         if keep is not None:
-            keep[chunk] = raw[..., rgb_bands]
+            keep.take(raw, start, stop)
         if steps is None or not _apply_affine(raw, dst, steps, ops):
             if steps is not None:  # the affine steps may have overwritten the rows read into the block
                 raw = read.reread(start, stop)

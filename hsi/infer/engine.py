@@ -18,7 +18,7 @@ import torch
 from hsi.infer.arrays import ResultArrays
 from hsi.infer.blend import DirectWriter, RowBlender
 from hsi.infer.checkpoint import InferenceModel
-from hsi.infer.blocks import can_fuse, load_block_on_device, load_scaled_block, preprocess_block
+from hsi.infer.blocks import BandSample, can_fuse, load_block_on_device, load_scaled_block, preprocess_block
 from hsi.infer.predict import TilePredictor
 from hsi.infer.sources import SceneSource, read_padded_block
 from hsi.infer.windows import TileGrid, weight_window
@@ -39,7 +39,8 @@ class TileJob:
     blend : str
         Weight window name (:func:`hsi.infer.windows.weight_window`).
     rgb_bands : list[int] or None
-        Raw band indices copied into ``results.rgb`` while tiles are read.
+        Raw band indices copied into ``results.rgb`` while tiles are read, at the pixels the
+        false-colour preview draws (every :func:`hsi.viz.preview_step`-th row and column).
     """
 
     model: InferenceModel
@@ -47,6 +48,13 @@ class TileJob:
     grid: TileGrid
     blend: str
     rgb_bands: list[int] | None = None
+
+    @property
+    def rgb_step(self) -> int:
+        """Rows and columns between the pixels whose false-colour bands are kept."""
+        from hsi.viz import preview_step
+
+        return preview_step((self.grid.height, self.grid.width))
 
     @classmethod
     def build(cls, model: InferenceModel, source: SceneSource, tile: int, overlap: int, blend: str,
@@ -109,35 +117,45 @@ class TileJob:
         """
         g, m = self.grid, self.model
         rows, cols = (y, y + g.tile_h), (x, x + g.tile_w)
-        rgb = self.rgb_bands if self.rgb_bands is not None and results.rgb is not None else None
+        sample, at = self._rgb_sample(results, rows, cols, owned)
         fast = None
         if out is not None and device is not None:
-            fast = load_block_on_device(self.source, rows, cols, m.halo, m.padding, m.pipeline, out, device, rgb)
+            fast = load_block_on_device(self.source, rows, cols, m.halo, m.padding, m.pipeline, out, device, sample)
         if fast is None and out is not None:
-            fast = load_scaled_block(self.source, rows, cols, m.halo, m.padding, m.pipeline, out, rgb, threads)
+            fast = load_scaled_block(self.source, rows, cols, m.halo, m.padding, m.pipeline, out, sample, threads)
         if fast is not None:
-            block, nodata, rgb_tile = fast
-            self._copy_rgb(results, owned, rows, cols, rgb_tile)
+            block, nodata, kept = fast
+            if kept is not None:
+                results.rgb[at] = kept
             return block, nodata
         raw, outside = read_padded_block(self.source, rows, cols, m.halo, m.padding)
         h = m.halo
         nodata = nodata_mask(raw[h : h + g.tile_h, h : h + g.tile_w])
-        if rgb is not None:
-            self._copy_rgb(results, owned, rows, cols, raw[h : h + g.tile_h, h : h + g.tile_w][..., rgb])
+        if sample is not None:
+            results.rgb[at] = sample.take(raw[h : h + g.tile_h, h : h + g.tile_w])
         if nodata is not None and nodata.all():
             return raw, nodata  # nothing to classify: the predictor returns zeros without a forward pass
         where = f"{self.source.name} rows {rows[0]}..{rows[1] - 1}, cols {cols[0]}..{cols[1] - 1}"
         return preprocess_block(m.pipeline, raw, outside, where), nodata
 
-    @staticmethod
-    def _copy_rgb(results: ResultArrays, owned: tuple[int, int], rows: tuple[int, int], cols: tuple[int, int],
-                  rgb_tile: np.ndarray | None) -> None:
-        """Copy the owned rows of the tile's raw false-colour bands ``(h, w, 3)`` into ``results.rgb``."""
-        if rgb_tile is None:
-            return
-        lo, hi = max(rows[0], owned[0]), min(rows[1], owned[1])
-        if hi > lo:
-            results.rgb[lo:hi, cols[0] : cols[1]] = rgb_tile[lo - rows[0] : hi - rows[0]]
+    def _rgb_sample(self, results: ResultArrays, rows: tuple[int, int], cols: tuple[int, int],
+                    owned: tuple[int, int]) -> tuple[BandSample | None, tuple[slice, slice]]:
+        """The preview pixels among the tile's owned rows, and where their bands go in ``results.rgb``.
+
+        ``(None, ...)`` when no false-colour bands are kept or the tile holds none of those pixels.
+        """
+        if self.rgb_bands is None or results.rgb is None:
+            return None, (slice(0), slice(0))
+        step = self.rgb_step
+        first_row = -(-max(rows[0], owned[0]) // step) * step
+        first_col = -(-cols[0] // step) * step
+        kept_rows = np.arange(first_row, min(rows[1], owned[1]), step)
+        kept_cols = np.arange(first_col, cols[1], step)
+        if not kept_rows.size or not kept_cols.size:
+            return None, (slice(0), slice(0))
+        at = (slice(first_row // step, first_row // step + kept_rows.size),
+              slice(first_col // step, first_col // step + kept_cols.size))
+        return BandSample(self.rgb_bands, kept_rows - rows[0], kept_cols - cols[0]), at
 
     def tile(self, predictor: TilePredictor, y: int, x: int, results: ResultArrays,
              owned: tuple[int, int]) -> np.ndarray:

@@ -203,7 +203,8 @@ def _draw_previews(folder: Path, results: Any, class_names: list[str], palette: 
     plot_class_map(np.asarray(results.labels), class_names, palette, folder / "map.png", background=background,
                    nodata=nodata, title=title, georef=georef)
     if results.rgb is not None:
-        plot_false_color(results.rgb, folder / "false_color.png", title=rgb_title, georef=georef)
+        plot_false_color(results.rgb, folder / "false_color.png", title=rgb_title, georef=georef,
+                         shape=results.shape)
     plot_confidence(results.confidence, folder / "confidence.png", georef=georef)
 
 

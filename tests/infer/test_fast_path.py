@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from hsi.infer.blocks import load_scaled_block, preprocess_block
+from hsi.infer.blocks import BandSample, load_scaled_block, preprocess_block
 from hsi.infer.predict import TilePredictor, enumerate_runs, maps_from_scores
 from hsi.infer.sources import ArraySource, read_padded_block
 from hsi.infer.windows import block_plan, fill_strips
@@ -26,6 +26,16 @@ def _cube(dtype=np.float32, nan: bool = True) -> np.ndarray:
     return cube
 
 
+def _sample(rows: tuple[int, int], cols: tuple[int, int]) -> BandSample:
+    """Bands 0, 2 and 4 of every 2nd row from the 2nd and every 3rd column: rows kept across chunk edges."""
+    return BandSample([0, 2, 4], np.arange(1, rows[1] - rows[0], 2), np.arange(0, cols[1] - cols[0], 3))
+
+
+def _sampled(tile: np.ndarray) -> np.ndarray:
+    """What :func:`_sample` keeps of a tile's raw pixels, by plain slicing."""
+    return tile[1::2, ::3][..., [0, 2, 4]].copy()
+
+
 TILES = [((0, 8), (0, 8)), ((8, 16), (5, 13)), ((15, 23), (11, 19)), ((0, 23), (0, 19)), ((4, 9), (14, 19))]
 
 
@@ -41,10 +51,10 @@ def test_fused_read_and_scale_equals_read_then_scale(mode, scaling, rows, cols, 
     raw, outside = read_padded_block(src, rows, cols, halo, mode)
     tile = (slice(halo, halo + rows[1] - rows[0]), slice(halo, halo + cols[1] - cols[0]))
     want_nodata = nodata_mask(raw[tile])
-    want_rgb = raw[tile][..., [0, 2, 4]].copy()
+    want_rgb = _sampled(raw[tile])
     want = preprocess_block(pipe, raw, outside, "test")
     out = np.full_like(want, -7.0)
-    block, nodata, rgb = load_scaled_block(src, rows, cols, halo, mode, pipe, out, [0, 2, 4])
+    block, nodata, rgb = load_scaled_block(src, rows, cols, halo, mode, pipe, out, _sample(rows, cols))
     assert block is out
     np.testing.assert_array_equal(block, want)  # bit for bit
     np.testing.assert_array_equal(rgb, want_rgb)
@@ -84,9 +94,9 @@ def test_every_read_and_either_library_give_the_block_bit_for_bit(kind, threads,
     assert bool(getattr(src, "can_read_into", lambda _: False)(out)) == (kind != "array")
     for rows, cols in [((0, 8), (0, 8)), ((8, 16), (5, 13)), ((15, 23), (11, 19))]:
         raw, outside = read_padded_block(ArraySource(cube), rows, cols, 3, "reflect")
-        want_rgb, want_nodata = raw[3:-3, 3:-3][..., [0, 2, 4]].copy(), nodata_mask(raw[3:-3, 3:-3])
+        want_rgb, want_nodata = _sampled(raw[3:-3, 3:-3]), nodata_mask(raw[3:-3, 3:-3])
         want = preprocess_block(pipe, raw, outside, "test")  # in place: ``raw`` is preprocessed
-        block, nodata, rgb = load_scaled_block(src, rows, cols, 3, "reflect", pipe, out, [0, 2, 4], threads)
+        block, nodata, rgb = load_scaled_block(src, rows, cols, 3, "reflect", pipe, out, _sample(rows, cols), threads)
         np.testing.assert_array_equal(block, want)
         np.testing.assert_array_equal(rgb, want_rgb)
         if want_nodata is None:
@@ -116,9 +126,10 @@ def test_preprocessing_on_the_device_gives_the_host_block_bit_for_bit(kind, mode
     src = _scene_source(kind, cube, tmp_path)
     host_out, device_out = np.empty((14, 14, C), np.float32), np.full((14, 14, C), -7.0, np.float32)
     for rows, cols in [((0, 8), (0, 8)), ((8, 16), (5, 13)), ((15, 23), (11, 19))]:
-        want, _, want_rgb = load_scaled_block(src, rows, cols, 3, mode, pipe, host_out, [0, 2, 4])
+        want, _, want_rgb = load_scaled_block(src, rows, cols, 3, mode, pipe, host_out, _sample(rows, cols))
         block, nodata, rgb = load_block_on_device(src, rows, cols, 3, mode, pipe, device_out, torch.device("cpu"),
-                                                  [0, 2, 4])
+                                                  _sample(rows, cols))
+        assert rgb.shape == (len(range(1, rows[1] - rows[0], 2)), len(range(0, cols[1] - cols[0], 3)), 3)
         assert isinstance(block, torch.Tensor) and nodata is None
         np.testing.assert_array_equal(block.numpy(), want)
         np.testing.assert_array_equal(rgb, want_rgb)
@@ -354,3 +365,30 @@ def test_npy_pages_released_by_rows_read_back_the_same(tmp_path, monkeypatch):
         block, _, _ = load_scaled_block(src, rows, cols, 3, "reflect", pipe, out)
         np.testing.assert_array_equal(block, want)
     src.close()
+
+
+@pytest.mark.parametrize("path", ["fused", "reader threads", "general", "device", "overlap"])
+def test_the_tile_pass_keeps_the_false_colour_bands_of_the_preview_pixels_only(path, tmp_path, monkeypatch):
+    """``results.rgb`` holds the raw bands of every 3rd row and column, as the preview draws them, on every path."""
+    from hsi.infer import infer_scene
+    from hsi.infer.predict import TilePredictor
+    from hsi.viz import pick_rgb_bands
+
+    monkeypatch.setattr("hsi.viz.preview_step", lambda shape: 3)
+    drawn = {}
+
+    def capture(bands, path=None, *, title=None, georef=None, shape=None):
+        drawn["bands"], drawn["shape"] = np.array(bands), shape
+
+    monkeypatch.setattr("hsi.viz.plot_false_color", capture)
+    cube = _cube()
+    model = _untrained("fcn", cube, patch_size=7)
+    if path == "reader threads":
+        monkeypatch.setattr("hsi.infer.engine.prefetch_depth", lambda _bytes: 2)
+    if path == "general":
+        monkeypatch.setattr("hsi.infer.engine.TileJob.block_buffer", lambda self, device="cpu": None)
+    if path == "device":
+        monkeypatch.setattr(TilePredictor, "scales_on_device", property(lambda self: self.dense))
+    infer_scene(model, cube, out=tmp_path / "out", tile=8, overlap=4 if path == "overlap" else 0, progress=False)
+    assert drawn["shape"] == (H, W)
+    np.testing.assert_array_equal(drawn["bands"], cube[::3, ::3][..., pick_rgb_bands(None, C)])

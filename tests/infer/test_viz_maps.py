@@ -46,3 +46,91 @@ def test_plots_save_png_images(tmp_path):
     for name in ("m.png", "f.png", "c.png"):
         assert mpimg.imread(tmp_path / name).ndim == 3
     assert not list(tmp_path.glob(".*tmp"))
+
+
+def _png_pixels(data: bytes) -> np.ndarray:
+    import io
+
+    import matplotlib.image as mpimg
+
+    return mpimg.imread(io.BytesIO(data), format="png")
+
+
+def _tight_savefig(fig) -> np.ndarray:
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    return _png_pixels(buf.getvalue())
+
+
+@pytest.mark.parametrize("georef", [False, True])
+def test_previews_are_cut_from_one_draw_as_tight_savefig_cuts(tmp_path, georef):
+    """The one-draw PNG keeps every drawn pixel, white padding round it, at matplotlib's tight size."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from hsi.io.georef import GeoRef
+    from hsi.viz import _png_of_one_draw
+
+    geo = GeoRef(None, (30.0, 0.0, 500_000.0, 0.0, -30.0, 4_000_000.0)) if georef else None
+    rng = np.random.default_rng(0)
+    names = [f"class {k}" for k in range(1, 13)]
+    palette = rng.integers(0, 200, (13, 3)).astype(np.uint8)
+    figures = [plot_class_map(rng.integers(0, 13, (90, 140)), names, palette, georef=geo),
+               plot_confidence(rng.random((90, 140)), georef=geo)]
+    for fig in figures:
+        png = _png_of_one_draw(fig)
+        assert png is not None
+        cut = _png_pixels(png)
+        canvas = FigureCanvasAgg(fig)
+        canvas.draw()
+        whole = np.asarray(canvas.buffer_rgba())
+        ink = lambda image: int(np.count_nonzero((image[..., :3] < (1.0 if image.dtype != np.uint8 else 255)).any(-1)))
+        assert ink(cut) == ink(whole) > 0  # nothing drawn was cut away
+        border = np.concatenate([cut[:5].reshape(-1, 4), cut[-5:].reshape(-1, 4), cut[:, :5].reshape(-1, 4),
+                                 cut[:, -5:].reshape(-1, 4)])
+        assert (border[:, :3] == 1.0).all()  # the padding is background
+        assert cut.shape[0] < whole.shape[0] or cut.shape[1] < whole.shape[1]  # and it was cut
+        reference = _tight_savefig(fig)
+        assert abs(cut.shape[0] - reference.shape[0]) <= 2 and abs(cut.shape[1] - reference.shape[1]) <= 2
+
+
+def test_preview_drawn_outside_its_figure_is_left_to_matplotlib(tmp_path):
+    """A legend placed beyond the figure's edge: no cut of the canvas holds it, so savefig grows the canvas."""
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    from hsi.viz import _png_of_one_draw, _save_png
+
+    fig = Figure(figsize=(3, 2), dpi=100)
+    ax = fig.subplots()
+    ax.imshow(np.zeros((4, 4)))
+    ax.legend(handles=[Patch(facecolor="red", label="far away")], loc="upper left", bbox_to_anchor=(2.5, 1.0))
+    assert _png_of_one_draw(fig) is None
+    _save_png(fig, tmp_path / "far.png")
+    saved = _png_pixels((tmp_path / "far.png").read_bytes())
+    assert saved.shape[1] > 300  # wider than the 3-inch figure: the legend is in the PNG
+    assert saved.shape == _tight_savefig(fig).shape
+
+
+def test_legend_counts_and_mean_confidence_are_summed_strip_by_strip(monkeypatch):
+    """Over strips of a few rows (a memory-mapped map is never copied whole): the whole map's numbers."""
+    from hsi.viz import _class_counts, _nan_mean
+
+    monkeypatch.setattr("hsi.viz._STRIP_PIXELS", 7 * 30)  # 7 rows of 30 a strip: the last strip is short
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 4, (50, 30)).astype(np.uint8)
+    labels[49, 29] = 6  # an id past the table: the counts grow to hold it
+    np.testing.assert_array_equal(_class_counts(labels, 4), np.bincount(labels.ravel()))
+    np.testing.assert_array_equal(_class_counts(labels[:10], 4), np.bincount(labels[:10].ravel(), minlength=4))
+    conf = rng.random((50, 30)).astype(np.float32)
+    conf[3, :] = np.nan
+    assert _nan_mean(conf) == pytest.approx(float(np.nanmean(conf.astype(np.float64))), rel=1e-12)
+    assert np.isnan(_nan_mean(np.full((3, 4), np.nan, np.float32)))
+
+
+def test_false_colour_preview_of_another_shape_is_refused():
+    from hsi.errors import ShapeMismatchError
+
+    with pytest.raises(ShapeMismatchError, match=r"preview of a 1300 x 10 map \(every 3-th pixel\) is \(434, 4, 3\)"):
+        plot_false_color(np.zeros((433, 4, 3)), shape=(1300, 10))
