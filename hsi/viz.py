@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hsi._pages import release_mapped
 from hsi.errors import OptionError, ShapeMismatchError
 
 if TYPE_CHECKING:
@@ -225,9 +226,30 @@ def preview_step(shape: tuple[int, ...]) -> int:
 
 
 def _decimate(image: np.ndarray) -> np.ndarray:
-    """Every ``n``-th row and column (nearest pixels), within :data:`MAX_DRAWN_ROWS` x :data:`MAX_DRAWN_COLS`."""
+    """Every ``n``-th row and column (nearest pixels), within :data:`MAX_DRAWN_ROWS` x :data:`MAX_DRAWN_COLS`.
+
+    A memory-mapped map is gathered strip by strip, each strip's pages let go of once read.
+    """
     step = preview_step(image.shape)
-    return image if step <= 1 else image[::step, ::step]
+    if getattr(image, "_mmap", None) is None:
+        return image if step <= 1 else image[::step, ::step]
+    rows = step * max(1, _STRIP_PIXELS // max(1, step * image.shape[1]))  # whole steps: every strip starts on the grid
+    parts = []
+    for start in range(0, image.shape[0], rows):
+        parts.append(np.array(image[start : start + rows : step, ::step]))
+        release_mapped(image, (start, start + rows))
+    return np.concatenate(parts) if parts else np.array(image[::step, ::step])
+
+
+def _as_array(values: Any, dtype: Any = None) -> np.ndarray:
+    """``values`` as an array; an array (a memory map included) of ``dtype`` is used as it is."""
+    if isinstance(values, np.ndarray) and (dtype is None or values.dtype == dtype):
+        return values
+    return np.asarray(values, dtype=dtype)
+
+
+#: inches above a map without georeference for its title, and round its other sides
+_TITLE_IN, _FRAME_IN = 0.45, 0.15
 
 
 def _image_figure(h: int, w: int, extra_width: float, georef: GeoRef | None = None) -> tuple[Figure, Any]:
@@ -237,10 +259,15 @@ def _image_figure(h: int, w: int, extra_width: float, georef: GeoRef | None = No
     if georef is not None:  # the map's shape (non-square pixels), and room for the coordinate labels
         h, extra_width = h * abs(georef.transform[4] / georef.transform[0]), extra_width + 0.6
     height = FIGURE_HEIGHT_IN
-    fig = Figure(figsize=(min(FIGURE_MAX_WIDTH_IN, height * w / max(h, 1) + extra_width), height), dpi=FIGURE_DPI)
+    width = min(FIGURE_MAX_WIDTH_IN, height * w / max(h, 1) + extra_width)
+    fig = Figure(figsize=(width, height), dpi=FIGURE_DPI)
     ax = fig.subplots()
     ax.set_xticks([])
     ax.set_yticks([])
+    if georef is None:  # without tick labels the layout is known: no tight_layout (it measures every text again)
+        left = _FRAME_IN / width
+        fig.subplots_adjust(left=left, right=max(left + 0.01, 1 - extra_width / width),
+                            bottom=_FRAME_IN / height, top=1 - _TITLE_IN / height)
     return fig, ax
 
 
@@ -327,14 +354,13 @@ def _fitting_ticks(lim: tuple[float, float], length_in: float, geographic: bool)
 
 
 def _finish(fig: Figure, ax: Any, title: str, georef: GeoRef | None) -> None:
-    """Title and layout; with ``georef`` also the CRS name, axis labels and map coordinate ticks.
+    """Title; with ``georef`` also the CRS name, axis labels, map coordinate ticks and the layout.
 
     Ticks are fitted to the axes' size twice: once to lay the labels out, then again for
     the axis lengths that layout leaves, so that labels never crowd on small or wide maps.
     """
     if georef is None:
-        ax.set_title(title)
-        fig.tight_layout()
+        ax.set_title(title)  # laid out by :func:`_image_figure`
         return
     geographic, xlabel, ylabel = _crs_axes(georef.crs)
     crs = georef.crs_name or ("unknown CRS" if georef.crs is None else "unnamed CRS")
@@ -423,7 +449,7 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
     """
     from matplotlib.patches import Patch
 
-    lab = np.asarray(labels)
+    lab = _as_array(labels)  # a memory map stays one: read in strips
     table = np.asarray(palette, dtype=np.uint8)
     if len(table) != len(class_names) + 1:
         raise ShapeMismatchError(f"plot_class_map: palette has {len(table)} rows, expected K + 1 = {len(class_names) + 1}")
@@ -465,6 +491,7 @@ def _class_counts(labels: np.ndarray, n: int) -> np.ndarray:
     counts = np.zeros(n, dtype=np.int64)
     for rows in _row_strips(labels.shape):
         part = np.bincount(np.asarray(labels[rows]).ravel(), minlength=n)
+        release_mapped(labels, (rows.start, rows.stop))
         if len(part) > len(counts):
             part[: len(counts)] += counts
             counts = part
@@ -478,6 +505,7 @@ def _nan_mean(values: np.ndarray) -> float:
     total, count = 0.0, 0
     for rows in _row_strips(values.shape):
         part = np.asarray(values[rows], dtype=np.float64)
+        release_mapped(values, (rows.start, rows.stop))
         kept = part[~np.isnan(part)]
         total, count = total + float(kept.sum()), count + kept.size
     return total / count if count else float("nan")
@@ -529,7 +557,7 @@ def plot_false_color(bands: Any, path: str | Path | None = None, *, title: str |
     that shape (every :func:`preview_step`-th row and column, as a whole-scene run keeps
     it), so only the pixels drawn need be kept.
     """
-    drawn = _decimate(np.asarray(bands)) if shape is None else np.asarray(bands)
+    drawn = _decimate(_as_array(bands)) if shape is None else np.asarray(bands)
     if shape is None:
         shape = np.shape(bands)[:2]
     else:
@@ -554,7 +582,7 @@ def plot_confidence(confidence: Any, path: str | Path | None = None, *, title: s
     With ``georef`` the axes show map coordinates and the title names the CRS, as in
     :func:`plot_class_map`.
     """
-    conf = np.asarray(confidence, dtype=np.float32)
+    conf = _as_array(confidence, np.float32)
     fig, ax = _image_figure(*conf.shape, 1.5, georef)
     im = _show(ax, _decimate(conf), conf.shape, georef, cmap="viridis", vmin=0.0, vmax=1.0)
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="max probability")

@@ -11,7 +11,6 @@ rows of the same maps: one creates them (``create=True``), the others open them.
 
 from __future__ import annotations
 
-import mmap
 from pathlib import Path
 
 import numpy as np
@@ -151,8 +150,16 @@ class ResultArrays:
         self.arrays["confidence"][rows, cols] = confidence
 
     def nodata_mask(self, rows: slice = slice(None)) -> np.ndarray:
-        """``(h, W)`` bool: the no-data pixels of ``rows`` (confidence 0; a classified pixel has at least ``1 / K``)."""
-        return np.asarray(self.arrays["confidence"][rows]) == 0
+        """``(h, W)`` bool: the no-data pixels of ``rows`` (confidence 0; a classified pixel has at least ``1 / K``).
+
+        The confidence map's pages of those rows are let go of once read.
+        """
+        from hsi._pages import release_mapped
+
+        confidence = self.arrays["confidence"]
+        mask = np.asarray(confidence[rows]) == 0
+        release_mapped(confidence, rows.indices(self.shape[0])[:2])
+        return mask
 
     def count_nodata(self, rows_per_chunk: int = 256) -> int:
         """Number of no-data pixels, counted over bands of rows (a memory map is never loaded whole)."""
@@ -165,10 +172,10 @@ class ResultArrays:
         The pages of a shared file mapping stay in the page cache (and reach the file);
         a later access maps them in again. Maps in memory are left as they are.
         """
+        from hsi._pages import release_mapped
+
         for arr in self.arrays.values():
-            mm = getattr(arr, "_mmap", None)
-            if mm is not None and hasattr(mm, "madvise") and hasattr(mmap, "MADV_DONTNEED"):
-                mm.madvise(mmap.MADV_DONTNEED)
+            release_mapped(arr)
 
     def flush(self) -> None:
         """Write memory-mapped pages to disk."""

@@ -15,7 +15,6 @@ fused read-and-scale pass of :func:`hsi.infer.blocks.load_scaled_block`;
 
 from __future__ import annotations
 
-import mmap
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -160,20 +159,10 @@ class NpySource(ArraySource):
         ``rows`` ``(start, stop)`` limits it to the pages of those scene rows (an HWC file),
         so a block read a few rows at a time never holds more than a few rows' pages.
         """
-        mm = getattr(self._mmap, "_mmap", None)
-        if mm is None or not hasattr(mm, "madvise") or not hasattr(mmap, "MADV_DONTNEED"):
-            return
-        array = self._mmap
-        if rows is None or self.array is not array or not array.flags.c_contiguous:
-            mm.madvise(mmap.MADV_DONTNEED)
-            return
-        row_bytes = array.strides[0]
-        base = int(array.offset) % mmap.ALLOCATIONGRANULARITY  # where numpy's mapping puts the array
-        start = base + rows[0] * row_bytes
-        start -= start % mmap.PAGESIZE
-        stop = min(len(mm), base + rows[1] * row_bytes)
-        if stop > start:
-            mm.madvise(mmap.MADV_DONTNEED, start, stop - start)
+        from hsi._pages import release_mapped
+
+        whole = rows is None or self.array is not self._mmap  # a C x H x W file: its rows are not scene rows
+        release_mapped(self._mmap, None if whole else rows)
 
     def close(self) -> None:
         """Drop the memory map and the file."""

@@ -200,7 +200,7 @@ def _draw_previews(folder: Path, results: Any, class_names: list[str], palette: 
     """
     from hsi.viz import plot_class_map, plot_confidence, plot_false_color
 
-    plot_class_map(np.asarray(results.labels), class_names, palette, folder / "map.png", background=background,
+    plot_class_map(results.labels, class_names, palette, folder / "map.png", background=background,
                    nodata=nodata, title=title, georef=georef)
     if results.rgb is not None:
         plot_false_color(results.rgb, folder / "false_color.png", title=rgb_title, georef=georef,
@@ -213,7 +213,7 @@ def _write_maps(folder: Path, results: Any, names: list[str], palette: np.ndarra
                 formats: tuple[str, ...]) -> None:
     """The full-resolution map files of ``formats`` other than "npy" (the memory-mapped maps are already there)."""
     if "envi" in formats:
-        _write_envi(folder, np.asarray(results.labels), names, palette, georef, source_header, manifest)
+        _write_envi(folder, results.labels, names, palette, georef, source_header, manifest)
     if "gtiff" in formats:
         _write_gtiff(folder, results, names, palette, georef, nodata)
 

@@ -18,7 +18,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hsi._atomic import write_bytes_atomic
+from hsi._atomic import atomic_path, write_bytes_atomic
+from hsi._pages import release_mapped
 from hsi.errors import CubeFormatError, ShapeMismatchError
 
 __all__ = ["CARRIED_FIELDS", "read_class_info", "write_classification"]
@@ -68,7 +69,7 @@ def write_classification(path: str | Path, labels: Any, class_names: Sequence[st
     ShapeMismatchError
         ``labels`` is not 2-D, or names / lookup do not have ``K + 1`` entries for the ids found.
     """
-    labels = np.asarray(labels)
+    labels = labels if isinstance(labels, np.ndarray) else np.asarray(labels)  # a memory map stays one
     if labels.ndim != 2 or not np.issubdtype(labels.dtype, np.integer):
         raise ShapeMismatchError(f"write_classification: labels must be a 2-D integer map; found {labels.dtype} {labels.shape}")
     names = [_clean_name(n) for n in class_names]
@@ -76,11 +77,11 @@ def write_classification(path: str | Path, labels: Any, class_names: Sequence[st
     n_classes = len(names)
     if table.shape != (n_classes, 3):
         raise ShapeMismatchError(f"write_classification: lookup must be ({n_classes}, 3) for {n_classes} names; found {table.shape}")
-    top = int(labels.max()) if labels.size else 0
-    if top >= n_classes or (labels.size and int(labels.min()) < 0):
+    low, top = _id_range(labels)
+    if top >= n_classes or low < 0:
         raise ShapeMismatchError(
             f"write_classification: label ids must lie in 0..{n_classes - 1} ({n_classes} names); found "
-            f"{int(labels.min())}..{top}"
+            f"{low}..{top}"
         )
     dtype = np.dtype(np.uint8) if n_classes <= 256 else np.dtype(np.uint16)
     base = Path(path)
@@ -107,10 +108,39 @@ def write_classification(path: str | Path, labels: Any, class_names: Sequence[st
     elif source_header is not None:
         fields.update(_carried(Path(source_header)))
     header_text = "ENVI\n" + "".join(f"{k} = {v}\n" for k, v in fields.items())
-    write_bytes_atomic(Path(f"{base}.img"), np.ascontiguousarray(labels, dtype=dtype.newbyteorder("<")).tobytes())
+    _write_rows(Path(f"{base}.img"), labels, dtype.newbyteorder("<"))
     header = Path(f"{base}.hdr")
     write_bytes_atomic(header, header_text.encode("utf-8"))
     return header
+
+
+#: bytes of a map read at a time: a memory-mapped map is never copied whole, nor kept resident
+_STRIP_BYTES = 4 << 20
+
+
+def _strips(labels: np.ndarray) -> list[tuple[int, int]]:
+    rows = max(1, _STRIP_BYTES // max(1, labels.shape[1] * labels.itemsize))
+    return [(start, min(start + rows, labels.shape[0])) for start in range(0, labels.shape[0], rows)]
+
+
+def _id_range(labels: np.ndarray) -> tuple[int, int]:
+    """The smallest and largest id of ``labels`` ((0, 0) when empty), strip by strip."""
+    low, top = 0, 0
+    for i, (start, stop) in enumerate(_strips(labels)):
+        part = labels[start:stop]
+        if part.size:
+            low = int(part.min()) if i == 0 else min(low, int(part.min()))
+            top = max(top, int(part.max()))
+        release_mapped(labels, (start, stop))
+    return low, top
+
+
+def _write_rows(path: Path, labels: np.ndarray, dtype: np.dtype) -> None:
+    """``labels`` as ``dtype``, row after row, into ``path`` atomically."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as out:
+        for start, stop in _strips(labels):
+            np.ascontiguousarray(labels[start:stop], dtype=dtype).tofile(out)
+            release_mapped(labels, (start, stop))
 
 
 def _carried(header: Path) -> dict[str, str]:

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from hsi._atomic import atomic_path, is_disk_full, tmp_prefix, write_bytes_atomic
+from hsi._pages import release_mapped
 from hsi.errors import CubeFormatError, HSIError, ShapeMismatchError, WavelengthError
 
 __all__ = ["CLASS_NAMES_TAG", "FORMAT_TAG", "read_label_classes", "write_cube_gtiff", "write_float_tif",
@@ -49,7 +50,7 @@ FORMAT_TAG = "HSI_FORMAT"
 COG_BLOCK = 512
 FLOAT_BLOCK = 256
 #: bytes of pixel data written per block of rows
-BLOCK_BYTES = 64 << 20
+BLOCK_BYTES = 4 << 20
 #: bytes a cube tile aims at (all bands of a pixel-interleaved tile)
 CUBE_TILE_BYTES = 1 << 20
 #: a GDAL write error with less than this free beside the file is a full disk (GDAL's errors carry no errno)
@@ -283,6 +284,7 @@ def _write_label_rows(dst: Any, labels: np.ndarray, dtype: np.dtype, block: int,
             if top >= n_names:
                 return top
         dst.write(part.astype(dtype, copy=False), 1, window=Window(0, rows.start, labels.shape[1], part.shape[0]))
+        release_mapped(labels, (rows.start, rows.stop))
     return top
 
 
@@ -387,6 +389,7 @@ def write_float_tif(path: str | Path, array: Any, georef: Any = None, *, nodata:
                 if nodata_mask is not None:
                     part[np.asarray(nodata_mask[rows], dtype=bool)] = nodata
                 dst.write(np.moveaxis(part, -1, 0), window=Window(0, rows.start, shape[1], part.shape[0]))
+                release_mapped(data, (rows.start, rows.stop))
             for band, name in enumerate(band_names or (), start=1):
                 dst.set_band_description(band, str(name))
             dst.update_tags(**_area_or_point(georef), **{FORMAT_TAG: "hsi-map"})
