@@ -5,8 +5,8 @@ block into ``(h, w, K)`` probabilities, or straight into labels and confidence
 (:meth:`TilePredictor.maps`: no softmax without test-time augmentation), on the model's
 device; the result is returned to the host.
 
-- dense models (``forward_dense``): one pass over the block, the margin cropped off;
-  with a margin of at least the receptive radius each pixel's output equals the one an
+- dense models (``forward_dense``): one pass over the block (on the CPU, over strips of
+  :data:`DENSE_STRIP_ROWS` rows), the margin cropped off; with a margin of at least the receptive radius each pixel's output equals the one an
   untiled pass over the padded scene gives.
 - patch-centre models: the ``P x P`` windows centred on every tile pixel are copied from a
   zero-copy window view of the block into one reused batch buffer, row run by row run, in
@@ -63,6 +63,11 @@ TTA_TRANSFORMS = (
 #: 80-84k at 512 to 1,536, 30k at 2,048 and more); ``batch_size`` is the upper bound
 WINDOW_BATCH = {"CNN2D": 128, "Spectral1DCNN": 512}
 DEFAULT_WINDOW_BATCH = 256
+#: tile rows per dense forward pass on the CPU (:meth:`TilePredictor._tile_forward`), by measurement
+#: (fcn, 1024^2 x 200 ``.npy``, tile 256, 2 cores, three runs each: whole blocks 473-502 MB peak RSS and
+#: 2.67-2.78 s of tile pass; 128 rows 455-501 MB, 2.11-2.43 s; 64 rows 440-441 MB, 2.13-2.33 s; 32 rows
+#: 435-437 MB, 2.38-2.46 s: the margin's rows cost more than the cache gives back below 64)
+DENSE_STRIP_ROWS = 64
 
 
 def window_batch(net: torch.nn.Module, device: torch.device, batch_size: int) -> int:
@@ -301,15 +306,41 @@ class TilePredictor:
 
         ``block`` is a host array, or a tensor already on the device (:func:`hsi.infer.blocks.load_block_on_device`).
         """
-        h = self.halo
         # (1, C, h, w) with channels-last strides all through: permute(2, 0, 1).unsqueeze(0)
         # gives the batch axis a stride of C, which the convolutions do not take as
         # channels-last (fcn's forward was seen 1.5x slower)
         on_device = block if isinstance(block, torch.Tensor) else self._input(np.ascontiguousarray(block))
         x = on_device[None].permute(0, 3, 1, 2)
-        scores, logits = self._scores(x, self.net.forward_dense, True, logits_ok)
-        hb, wb = block.shape[:2]
-        return scores[0, :, h : hb - h, h : wb - h], logits
+        scores, logits = self._scores(x, self._tile_forward, True, logits_ok)
+        return scores[0], logits
+
+    def _tile_forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``forward_dense`` outputs ``(B, K, h, w)`` of the tile inside the block ``x`` ``(B, C, h + 2 halo, w + 2 halo)``.
+
+        On the CPU the network runs on strips of :data:`DENSE_STRIP_ROWS` tile rows, each
+        with the ``halo`` rows it sees above and below: a strip's layers stay in cache and
+        its smaller buffers are reused from the heap, where a whole block's come as fresh
+        pages to fault in. Each output pixel reads only the block within ``halo`` of it, so
+        the tile's outputs are the whole block's (bit for bit for fcn and ssnet on 262-wide
+        blocks; on narrow ones the convolution library may round a strip's sums otherwise,
+        by about 1e-7). An accelerator takes the whole block.
+        The margin is cropped on all four sides alike, so a flip of the block (TTA) is a
+        flip of the tile.
+        """
+        h = self.halo
+        hb, wb = x.shape[2], x.shape[3]
+        rows = hb - 2 * h
+        if self.device.type != "cpu" or rows <= DENSE_STRIP_ROWS:
+            return self.net.forward_dense(x)[:, :, h : hb - h, h : wb - h]
+        out = None
+        for top in range(0, rows, DENSE_STRIP_ROWS):
+            bottom = min(rows, top + DENSE_STRIP_ROWS)
+            strip = self.net.forward_dense(x[:, :, top : bottom + 2 * h])[:, :, h : h + bottom - top, h : wb - h]
+            if out is None:
+                out = torch.empty((strip.shape[0], strip.shape[1], rows, wb - 2 * h), dtype=strip.dtype,
+                                  memory_format=torch.channels_last)
+            out[:, :, top:bottom] = strip
+        return out
 
     def _dense(self, block: np.ndarray) -> np.ndarray:
         scores, _ = self._dense_scores(block, False)

@@ -291,6 +291,43 @@ def test_batch_gather_equals_per_window_extraction(with_nodata):
     np.testing.assert_allclose(confidence, probs.max(-1), rtol=2e-6)
 
 
+@pytest.mark.parametrize("name", ["fcn", "ssnet"])
+@pytest.mark.parametrize("tta", [False, True])
+def test_dense_forward_in_strips_of_rows_gives_the_whole_blocks_outputs(name, tta, monkeypatch):
+    """Strips of 5 tile rows (the last one shorter) plus the margin: the tile's scores and maps.
+
+    Equal up to the convolution library's rounding: it may block a narrow strip's sums
+    otherwise than the whole block's (seen at 15 columns, not at 262).
+    """
+    import hsi.infer.predict as predict
+    from hsi.models import build_model
+
+    torch.manual_seed(0)
+    net = build_model(name, num_bands=6, num_classes=4, patch_size=7).eval()
+    halo = net.receptive_radius
+    block = np.random.default_rng(3).normal(size=(17 + 2 * halo, 9 + 2 * halo, 6)).astype(np.float32)
+    pred = TilePredictor(net, dense=True, halo=halo, patch_size=7, device=torch.device("cpu"), tta=tta)
+    with torch.no_grad():
+        whole = pred.net.forward_dense(torch.from_numpy(block)[None].permute(0, 3, 1, 2))
+    calls = []
+    real = pred.net.forward_dense
+    monkeypatch.setattr(pred.net, "forward_dense", lambda x: calls.append(x.shape[2]) or real(x))
+    monkeypatch.setattr(predict, "DENSE_STRIP_ROWS", 5)
+    probs = pred(block)
+    labels, confidence = pred.maps(block)
+    assert calls[:4] == [5 + 2 * halo] * 3 + [2 + 2 * halo]  # the strips, each with its margin
+    monkeypatch.setattr(predict, "DENSE_STRIP_ROWS", 10_000)
+    calls.clear()
+    np.testing.assert_allclose(probs, pred(block), rtol=1e-6, atol=1e-7)
+    assert calls[0] == block.shape[0]  # the whole block at once
+    want_labels, want_conf = pred.maps(block)
+    np.testing.assert_array_equal(labels, want_labels)
+    np.testing.assert_allclose(confidence, want_conf, rtol=1e-6)
+    if not tta:
+        want = torch.softmax(whole, dim=1)[0, :, halo:-halo, halo:-halo].permute(1, 2, 0).numpy()
+        np.testing.assert_allclose(probs, want, rtol=1e-6, atol=1e-7)
+
+
 def _untrained(name: str, cube: np.ndarray, patch_size: int = 5):
     from hsi.infer import InferenceModel
     from hsi.models import build_model
