@@ -1,15 +1,40 @@
-"""Letting go of a memory map's resident pages, so that reading a map through does not grow the process.
+"""Reading a large array through in strips of rows, letting go of a memory map's pages behind.
 
-The pages of a file mapping stay in the page cache (and, once written, reach the file); only
-this process's resident set lets go of them, and a later access maps them in again.
+:func:`row_strips` cuts an array's rows into strips of a bounded size, so that no step holds
+a whole map or its copy; :func:`release_mapped` drops a memory map's resident pages once a
+strip is read. The pages of a file mapping stay in the page cache (and, once written, reach
+the file); only this process's resident set lets go of them, and a later access maps them
+in again.
 """
 
 from __future__ import annotations
 
 import mmap
+from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["release_mapped"]
+__all__ = ["release_mapped", "row_strips"]
+
+
+def row_strips(height: int, row_size: int, budget: int, multiple: int = 1) -> Iterator[slice]:
+    """Slices covering rows ``0..height`` in order, each of about ``budget`` (in the unit of ``row_size``).
+
+    Parameters
+    ----------
+    height : int
+        Rows to cover.
+    row_size : int
+        Size of one row: bytes or pixels, as ``budget`` is given.
+    budget : int
+        Size a strip stays within, where a single step of ``multiple`` rows allows.
+    multiple : int
+        Every strip but the last has a multiple of this many rows (whole GeoTIFF tile rows,
+        or whole decimation steps so that every strip starts on the grid).
+    """
+    multiple = max(1, int(multiple))
+    rows = multiple * max(1, budget // max(1, row_size * multiple))
+    for start in range(0, height, rows):
+        yield slice(start, min(start + rows, height))
 
 
 def release_mapped(array: Any, rows: tuple[int, int] | None = None) -> None:

@@ -7,13 +7,12 @@ the Agg renderer (``Figure.savefig``).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hsi._pages import release_mapped
+from hsi._pages import release_mapped, row_strips
 from hsi.errors import OptionError, ShapeMismatchError
 
 if TYPE_CHECKING:
@@ -233,11 +232,10 @@ def _decimate(image: np.ndarray) -> np.ndarray:
     step = preview_step(image.shape)
     if getattr(image, "_mmap", None) is None:
         return image if step <= 1 else image[::step, ::step]
-    rows = step * max(1, _STRIP_PIXELS // max(1, step * image.shape[1]))  # whole steps: every strip starts on the grid
     parts = []
-    for start in range(0, image.shape[0], rows):
-        parts.append(np.array(image[start : start + rows : step, ::step]))
-        release_mapped(image, (start, start + rows))
+    for rows in row_strips(image.shape[0], image.shape[1], _STRIP_PIXELS, multiple=step):  # each starts on the grid
+        parts.append(np.array(image[rows.start : rows.stop : step, ::step]))
+        release_mapped(image, (rows.start, rows.stop))
     return np.concatenate(parts) if parts else np.array(image[::step, ::step])
 
 
@@ -480,16 +478,10 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
 _STRIP_PIXELS = 1 << 20
 
 
-def _row_strips(shape: tuple[int, ...]) -> Iterator[slice]:
-    """Slices of rows of a map of ``shape``, about :data:`_STRIP_PIXELS` pixels each."""
-    rows = max(1, _STRIP_PIXELS // max(1, shape[1]))
-    return (slice(start, start + rows) for start in range(0, shape[0], rows))
-
-
 def _class_counts(labels: np.ndarray, n: int) -> np.ndarray:
     """Pixels of each id (at least ``n`` entries, more when a larger id occurs), counted strip by strip."""
     counts = np.zeros(n, dtype=np.int64)
-    for rows in _row_strips(labels.shape):
+    for rows in row_strips(labels.shape[0], labels.shape[1], _STRIP_PIXELS):
         part = np.bincount(np.asarray(labels[rows]).ravel(), minlength=n)
         release_mapped(labels, (rows.start, rows.stop))
         if len(part) > len(counts):
@@ -503,7 +495,7 @@ def _class_counts(labels: np.ndarray, n: int) -> np.ndarray:
 def _nan_mean(values: np.ndarray) -> float:
     """Mean of the non-NaN values (NaN when there are none), strip by strip in float64."""
     total, count = 0.0, 0
-    for rows in _row_strips(values.shape):
+    for rows in row_strips(values.shape[0], values.shape[1], _STRIP_PIXELS):
         part = np.asarray(values[rows], dtype=np.float64)
         release_mapped(values, (rows.start, rows.stop))
         kept = part[~np.isnan(part)]

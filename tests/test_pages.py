@@ -93,3 +93,17 @@ def test_rows_released_are_read_back_unchanged(tmp_path):
     release_mapped(array[5:], (0, 10))  # a view lets go of every page
     np.testing.assert_array_equal(array, np.arange(100 * 1000, dtype=np.float32).reshape(100, 1000))
     release_mapped(np.zeros(3), (0, 1))  # not a memory map: nothing to do
+
+
+@pytest.mark.parametrize(("height", "row_size", "budget", "multiple"),
+                         [(100, 10, 95, 1), (100, 10, 95, 4), (7, 1000, 10, 3), (0, 5, 50, 1), (64, 8, 512, 16)])
+def test_row_strips_cover_every_row_once_in_whole_multiples_within_the_budget(height, row_size, budget, multiple):
+    from hsi._pages import row_strips
+
+    strips = list(row_strips(height, row_size, budget, multiple))
+    covered = [r for s in strips for r in range(s.start, s.stop)]
+    assert covered == list(range(height))  # in order, each row once
+    for s in strips[:-1]:
+        n = s.stop - s.start
+        assert n % multiple == 0
+        assert n * row_size <= budget or n == multiple  # over the budget only when one step is already over it

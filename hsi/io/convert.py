@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from hsi._pages import row_strips
 from hsi.errors import IntegrityError, OptionError, OverwriteError
 
 __all__ = ["ConvertReport", "convert", "open_npy_scene", "verify_conversion"]
@@ -106,10 +107,9 @@ def _input_files(path: Path, read_from: str | None) -> set[Path]:
 
 
 def _row_blocks(shape: tuple[int, int, int], block_bytes: int = BLOCK_BYTES) -> Iterator[slice]:
+    """Rows of a float32 ``(H, W, C)`` cube in blocks of about ``block_bytes``."""
     h, w, c = shape
-    rows = max(1, block_bytes // max(w * c * 4, 1))
-    for start in range(0, h, rows):
-        yield slice(start, min(start + rows, h))
+    return row_strips(h, w * c * 4, block_bytes)
 
 
 def _is_hsi_h5(path: Path) -> bool:

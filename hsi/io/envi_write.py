@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, Sequence
 
 import numpy as np
 
 from hsi._atomic import atomic_path, write_bytes_atomic
-from hsi._pages import release_mapped
+from hsi._pages import release_mapped, row_strips
 from hsi.errors import CubeFormatError, ShapeMismatchError
 
 __all__ = ["CARRIED_FIELDS", "read_class_info", "write_classification"]
@@ -118,29 +119,29 @@ def write_classification(path: str | Path, labels: Any, class_names: Sequence[st
 _STRIP_BYTES = 4 << 20
 
 
-def _strips(labels: np.ndarray) -> list[tuple[int, int]]:
-    rows = max(1, _STRIP_BYTES // max(1, labels.shape[1] * labels.itemsize))
-    return [(start, min(start + rows, labels.shape[0])) for start in range(0, labels.shape[0], rows)]
+def _strips(labels: np.ndarray) -> Iterator[slice]:
+    """Rows of ``labels`` in strips of about :data:`_STRIP_BYTES`."""
+    return row_strips(labels.shape[0], labels.shape[1] * labels.itemsize, _STRIP_BYTES)
 
 
 def _id_range(labels: np.ndarray) -> tuple[int, int]:
     """The smallest and largest id of ``labels`` ((0, 0) when empty), strip by strip."""
     low, top = 0, 0
-    for i, (start, stop) in enumerate(_strips(labels)):
-        part = labels[start:stop]
+    for i, rows in enumerate(_strips(labels)):
+        part = labels[rows]
         if part.size:
             low = int(part.min()) if i == 0 else min(low, int(part.min()))
             top = max(top, int(part.max()))
-        release_mapped(labels, (start, stop))
+        release_mapped(labels, (rows.start, rows.stop))
     return low, top
 
 
 def _write_rows(path: Path, labels: np.ndarray, dtype: np.dtype) -> None:
     """``labels`` as ``dtype``, row after row, into ``path`` atomically."""
     with atomic_path(path) as tmp, open(tmp, "wb") as out:
-        for start, stop in _strips(labels):
-            np.ascontiguousarray(labels[start:stop], dtype=dtype).tofile(out)
-            release_mapped(labels, (start, stop))
+        for rows in _strips(labels):
+            np.ascontiguousarray(labels[rows], dtype=dtype).tofile(out)
+            release_mapped(labels, (rows.start, rows.stop))
 
 
 def _carried(header: Path) -> dict[str, str]:

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from hsi._atomic import atomic_path, is_disk_full, tmp_prefix, write_bytes_atomic
-from hsi._pages import release_mapped
+from hsi._pages import release_mapped, row_strips
 from hsi.errors import CubeFormatError, HSIError, ShapeMismatchError, WavelengthError
 
 __all__ = ["CLASS_NAMES_TAG", "FORMAT_TAG", "read_label_classes", "write_cube_gtiff", "write_float_tif",
@@ -140,9 +140,7 @@ def _free_bytes(folder: Path) -> int:
 
 def _row_blocks(height: int, row_bytes: int, block: int) -> Iterator[slice]:
     """Blocks of whole tile rows of about :data:`BLOCK_BYTES` (a tile is compressed once)."""
-    rows = block * max(1, BLOCK_BYTES // max(row_bytes * block, 1))
-    for start in range(0, height, rows):
-        yield slice(start, min(start + rows, height))
+    return row_strips(height, row_bytes, BLOCK_BYTES, multiple=block)
 
 
 def _scratch(path: Path, suffix: str) -> Path:
