@@ -1,7 +1,7 @@
 """Plots of scenes and splits, drawn on bare ``matplotlib.figure.Figure`` objects.
 
-No pyplot: figures carry no global state, work without a display, and are saved with
-the Agg renderer (``Figure.savefig``).
+No pyplot: figures carry no global state, work without a display, and are rendered by
+Agg (the maps through :func:`hsi._png.save_png`: one draw, cut to what is drawn).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hsi._pages import release_mapped, row_strips
+from hsi._png import save_png
 from hsi.errors import OptionError, ShapeMismatchError
 
 if TYPE_CHECKING:
@@ -153,56 +154,6 @@ def plot_split(split: Split, labels: Any | None = None, path: str | Path | None 
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, format="png")
     return fig
-
-
-def _save_png(fig: Figure, path: str | Path) -> None:
-    """Render ``fig`` as PNG, cut to what is drawn (as ``bbox_inches="tight"``), and write it atomically."""
-    import io
-
-    from hsi._atomic import write_bytes_atomic
-
-    png = _png_of_one_draw(fig)
-    if png is None:  # something lies outside the figure: matplotlib grows the canvas to it
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", bbox_inches="tight", pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
-        png = buf.getvalue()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(path, png)
-
-
-#: zlib level of the PNG previews: speed over size (a 2048 x 2048 class map: ~60 ms less than
-#: the default level 6, ~4 % larger)
-PNG_COMPRESS_LEVEL = 1
-
-
-def _png_of_one_draw(fig: Figure) -> bytes | None:
-    """``fig`` drawn once and cut to its tight bounding box; None when that box leaves the figure.
-
-    ``savefig(bbox_inches="tight")`` draws a figure twice (once to measure, once at the cut
-    size), and text layout is most of a preview's time. Here the one draw is measured
-    and its pixels are cut, padded by ``savefig.pad_inches`` as matplotlib pads.
-    """
-    import io
-
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.image import imsave
-
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    width, height = canvas.get_width_height()
-    inches = fig.get_tightbbox(canvas.get_renderer())
-    if inches.x0 < 0 or inches.y0 < 0 or inches.x1 > fig.get_figwidth() or inches.y1 > fig.get_figheight():
-        return None
-    pad = matplotlib.rcParams["savefig.pad_inches"]
-    box = inches.padded(pad if isinstance(pad, (int, float)) else 0.1).transformed(fig.dpi_scale_trans)  # pixels
-    x0, x1 = max(0, int(np.floor(box.x0))), min(width, int(np.ceil(box.x1)))
-    y0, y1 = max(0, int(np.floor(height - box.y1))), min(height, int(np.ceil(height - box.y0)))  # rows from the top
-    buf = io.BytesIO()
-    imsave(buf, np.asarray(canvas.buffer_rgba())[y0:y1, x0:x1], format="png",
-           pil_kwargs={"compress_level": PNG_COMPRESS_LEVEL})
-    return buf.getvalue()
 
 
 #: resolution (dots per inch), height and largest width (inches) of the map figures (:func:`_image_figure`)
@@ -470,7 +421,7 @@ def plot_class_map(labels: Any, class_names: list[str], palette: Any, path: str 
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     _finish(fig, ax, title or "classification map", georef)
     if path is not None:
-        _save_png(fig, path)
+        save_png(fig, path)
     return fig
 
 
@@ -563,7 +514,7 @@ def plot_false_color(bands: Any, path: str | Path | None = None, *, title: str |
     _show(ax, rgb, shape, georef)
     _finish(fig, ax, title or "false colour", georef)
     if path is not None:
-        _save_png(fig, path)
+        save_png(fig, path)
     return fig
 
 
@@ -580,5 +531,5 @@ def plot_confidence(confidence: Any, path: str | Path | None = None, *, title: s
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="max probability")
     _finish(fig, ax, title or f"confidence (mean {_nan_mean(conf):.3f})", georef)
     if path is not None:
-        _save_png(fig, path)
+        save_png(fig, path)
     return fig

@@ -70,7 +70,7 @@ def test_previews_are_cut_from_one_draw_as_tight_savefig_cuts(tmp_path, georef):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     from hsi.io.georef import GeoRef
-    from hsi.viz import _png_of_one_draw
+    from hsi._png import png_of_one_draw
 
     geo = GeoRef(None, (30.0, 0.0, 500_000.0, 0.0, -30.0, 4_000_000.0)) if georef else None
     rng = np.random.default_rng(0)
@@ -79,7 +79,7 @@ def test_previews_are_cut_from_one_draw_as_tight_savefig_cuts(tmp_path, georef):
     figures = [plot_class_map(rng.integers(0, 13, (90, 140)), names, palette, georef=geo),
                plot_confidence(rng.random((90, 140)), georef=geo)]
     for fig in figures:
-        png = _png_of_one_draw(fig)
+        png = png_of_one_draw(fig)
         assert png is not None
         cut = _png_pixels(png)
         canvas = FigureCanvasAgg(fig)
@@ -100,14 +100,14 @@ def test_preview_drawn_outside_its_figure_is_left_to_matplotlib(tmp_path):
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch
 
-    from hsi.viz import _png_of_one_draw, _save_png
+    from hsi._png import png_of_one_draw, save_png
 
     fig = Figure(figsize=(3, 2), dpi=100)
     ax = fig.subplots()
     ax.imshow(np.zeros((4, 4)))
     ax.legend(handles=[Patch(facecolor="red", label="far away")], loc="upper left", bbox_to_anchor=(2.5, 1.0))
-    assert _png_of_one_draw(fig) is None
-    _save_png(fig, tmp_path / "far.png")
+    assert png_of_one_draw(fig) is None
+    save_png(fig, tmp_path / "far.png")
     saved = _png_pixels((tmp_path / "far.png").read_bytes())
     assert saved.shape[1] > 300  # wider than the 3-inch figure: the legend is in the PNG
     assert saved.shape == _tight_savefig(fig).shape
