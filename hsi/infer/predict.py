@@ -6,8 +6,9 @@ block into ``(h, w, K)`` probabilities, or straight into labels and confidence
 device; the result is returned to the host.
 
 - dense models (``forward_dense``): one pass over the block (on the CPU, over strips of
-  :data:`DENSE_STRIP_ROWS` rows), the margin cropped off; with a margin of at least the receptive radius each pixel's output equals the one an
-  untiled pass over the padded scene gives.
+  :data:`DENSE_STRIP_ROWS` rows), the margin cropped off; with a margin of at least the
+  receptive radius each pixel's output equals the one an untiled pass over the padded
+  scene gives.
 - patch-centre models: the ``P x P`` windows centred on every tile pixel are copied from a
   zero-copy window view of the block into one reused batch buffer, row run by row run, in
   batches of :func:`window_batch` windows.
@@ -323,9 +324,8 @@ class TilePredictor:
         pages to fault in. Each output pixel reads only the block within ``halo`` of it, so
         the tile's outputs are the whole block's (bit for bit for fcn and ssnet on 262-wide
         blocks; on narrow ones the convolution library may round a strip's sums otherwise,
-        by about 1e-7). An accelerator takes the whole block.
-        The margin is cropped on all four sides alike, so a flip of the block (TTA) is a
-        flip of the tile.
+        by about 1e-7). An accelerator takes the whole block. The margin is cropped on all
+        four sides alike, so a flip of the block (TTA) is a flip of the tile.
         """
         h = self.halo
         hb, wb = x.shape[2], x.shape[3]

@@ -13,8 +13,8 @@ reads names and colours back; the map itself reads back with :func:`hsi.io.read_
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
