@@ -11,7 +11,9 @@ device; the result is returned to the host.
   scene gives.
 - patch-centre models: the ``P x P`` windows centred on every tile pixel are copied from a
   zero-copy window view of the block into one reused batch buffer, row run by row run, in
-  batches of :func:`window_batch` windows.
+  batches of :func:`window_batch` windows. A model that offers its first layer
+  (``window_stem``, such as cnn2d) has that layer computed once per pixel instead of once
+  per window (:mod:`hsi.infer.stem`), and the windows' activations are gathered from it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 
 import numpy as np
 import torch
+
+from hsi.infer.stem import SharedStem, shared_stem
 
 __all__ = ["TTA_TRANSFORMS", "TilePredictor", "enumerate_runs", "maps_from_scores", "release_freed_memory",
            "window_batch"]
@@ -69,6 +73,8 @@ DEFAULT_WINDOW_BATCH = 256
 #: 2.67-2.78 s of tile pass; 128 rows 455-501 MB, 2.11-2.43 s; 64 rows 440-441 MB, 2.13-2.33 s; 32 rows
 #: 435-437 MB, 2.38-2.46 s: the margin's rows cost more than the cache gives back below 64)
 DENSE_STRIP_ROWS = 64
+#: bytes of shared first-layer maps per strip of tile rows (:mod:`hsi.infer.stem`), by measurement
+STEM_STRIP_BYTES = 16 << 20
 
 
 def window_batch(net: torch.nn.Module, device: torch.device, batch_size: int) -> int:
@@ -188,6 +194,12 @@ def _page_size() -> int:
     return int(os.sysconf("SC_PAGE_SIZE")) if hasattr(os, "sysconf") else 4096
 
 
+def stem_strip_rows(stem: SharedStem, patch_size: int, width: int) -> int:
+    """Tile rows per strip of shared-stem maps: their ``n_maps x (rows + P - 1) x width x O`` float32 near :data:`STEM_STRIP_BYTES`."""
+    per_row = stem.n_maps * width * stem.out_channels * 4
+    return max(1, STEM_STRIP_BYTES // per_row - (patch_size - 1))
+
+
 class TilePredictor:
     """Probabilities, or labels and confidence, of a tile from its preprocessed block.
 
@@ -232,6 +244,9 @@ class TilePredictor:
         self.label_dtype = label_dtype(self.num_classes)
         self.trim = _Trimmer()
         self._batch: np.ndarray | None = None
+        # the first layer shared by all windows (hsi.infer.stem); not under TTA, whose flips change every window
+        self.stem = None if dense or tta else shared_stem(self.net, self.patch_size)
+        self._window_forward = self.net if self.stem is None else self.stem.rest
 
     @property
     def scales_on_device(self) -> bool:
@@ -349,22 +364,49 @@ class TilePredictor:
         return probs
 
     def _window_batches(self, block: np.ndarray, nodata: np.ndarray | None):
-        """Yield ``(flat, x)``: flat tile indices of a batch and its windows on the device, ``(n, C, P, P)`` channels-last.
+        """Yield ``(flat, x)``: flat tile indices of a batch and the input of ``_window_forward`` for its windows.
 
-        The windows are copied row run by row run from a zero-copy window view of the block
-        straight into one reused ``(batch, P, P, C)`` buffer (pinned when the device is a GPU).
+        ``x`` is on the device, channels-last: the windows ``(n, C, P, P)``, copied row run by
+        row run from a zero-copy window view of the block straight into one reused
+        ``(batch, P, P, C)`` buffer (pinned when the device is a GPU); or, with a shared
+        stem, their first-layer activations (:meth:`_stem_batches`).
         """
         p, h = self.patch_size, self.halo
         tw = block.shape[1] - 2 * h
+        flat = np.arange((block.shape[0] - 2 * h) * tw) if nodata is None else np.flatnonzero(~nodata)
+        if self.stem is not None:
+            yield from self._stem_batches(block, flat)
+            return
         view = np.lib.stride_tricks.sliding_window_view(block, (p, p), axis=(0, 1)).transpose(0, 1, 3, 4, 2)
-        keep = None if nodata is None else ~nodata
-        flat = np.arange(view.shape[0] * tw) if keep is None else np.flatnonzero(keep)
         buffer = self._batch_buffer(p, block.shape[2])
         for start in range(0, flat.size, self.batch_size):
             idx = flat[start : start + self.batch_size]
             for k, (row, col, n) in enumerate_runs(idx, tw):
                 np.copyto(buffer[k : k + n], view[row, col : col + n])
             yield idx, self._input(buffer[: idx.size]).permute(0, 3, 1, 2)
+
+    def _stem_batches(self, block: np.ndarray, flat: np.ndarray):
+        """:meth:`_window_batches` through the shared stem: its maps made once per strip of tile rows.
+
+        A strip of ``s`` tile rows reads ``s + P - 1`` block rows; ``s`` keeps its maps near
+        :data:`STEM_STRIP_BYTES` (:func:`stem_strip_rows`).
+        """
+        p, h = self.patch_size, self.halo
+        th, width = block.shape[0] - 2 * h, block.shape[1]
+        tw = width - 2 * h
+        step = stem_strip_rows(self.stem, p, width)
+        for top in range(0, th, step):
+            bottom = min(th, top + step)
+            lo, hi = np.searchsorted(flat, [top * tw, bottom * tw])
+            if lo == hi:
+                continue
+            maps = self.stem.maps(self._input(np.ascontiguousarray(block[top : bottom + p - 1])))
+            offsets = self.stem.offsets(bottom - top + p - 1, width, maps.device)
+            for start in range(lo, hi, self.batch_size):
+                idx = flat[start : min(hi, start + self.batch_size)]
+                rows, cols = np.divmod(idx, tw)
+                tops = torch.from_numpy(rows - top).to(maps.device)
+                yield idx, self.stem.windows(maps, offsets, tops, torch.from_numpy(cols).to(maps.device), width)
 
     def _batch_buffer(self, p: int, c: int) -> np.ndarray:
         """The reused ``(batch, P, P, C)`` float32 window buffer."""
@@ -379,7 +421,7 @@ class TilePredictor:
         th, tw = block.shape[0] - 2 * h, block.shape[1] - 2 * h
         out = np.zeros((th * tw, self.num_classes), dtype=np.float32)
         for idx, x in self._window_batches(block, nodata):
-            scores, _ = self._scores(x, self.net, False, False)
+            scores, _ = self._scores(x, self._window_forward, False, False)
             out[idx] = scores.float().cpu().numpy()
             self.trim()
         return out.reshape(th, tw, -1)
@@ -391,7 +433,7 @@ class TilePredictor:
         labels = np.zeros(th * tw, dtype=self.label_dtype)
         confidence = np.zeros(th * tw, dtype=np.float32)
         for idx, x in self._window_batches(block, nodata):
-            scores, logits = self._scores(x, self.net, False, True)
+            scores, logits = self._scores(x, self._window_forward, False, True)
             lab, conf = maps_from_scores(scores, logits, self.label_dtype, threads)
             labels[idx], confidence[idx] = _host(lab), _host(conf)
             self.trim()

@@ -9,6 +9,7 @@ instead of surfacing as a matrix-shape error deep inside ``torch``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Callable
 from numbers import Integral
 from typing import ClassVar
 
@@ -17,8 +18,8 @@ from torch import nn
 
 from hsi.errors import ModelSizeError, OptionError, ShapeMismatchError  # noqa: F401 - ModelSizeError re-exported
 
-__all__ = ["ModelSizeError", "PatchClassifier", "PixelPath", "channels_last_weights", "check_dropout", "check_size",
-           "conv_out_size"]
+__all__ = ["ModelSizeError", "PatchClassifier", "PixelPath", "WindowStem", "channels_last_weights", "check_dropout",
+           "check_size", "conv_out_size"]
 
 
 @dataclass
@@ -35,6 +36,20 @@ class PixelPath:
     layers: list[tuple[nn.Conv2d, nn.BatchNorm2d]]
     head: nn.Conv2d
     columns: slice
+
+
+@dataclass
+class WindowStem:
+    """A network's first layer, split off so that overlapping windows can share it (:mod:`hsi.infer.stem`).
+
+    ``conv`` is the first 2-D convolution (stride 1, zero padding that keeps the size),
+    ``pointwise`` the per-pixel operations after it (batch norm in eval mode, activations),
+    and ``rest`` the network from their output ``(B, conv.out_channels, P, P)`` to the logits.
+    """
+
+    conv: nn.Conv2d
+    pointwise: nn.Module
+    rest: Callable[[torch.Tensor], torch.Tensor]
 
 
 def channels_last_weights(net: nn.Module) -> nn.Module:
@@ -145,6 +160,10 @@ class PatchClassifier(nn.Module):
 
     def pixel_path(self) -> PixelPath | None:
         """The per-pixel spectral path that :mod:`hsi.training.pretrain` can start, or None (no such path)."""
+        return None
+
+    def window_stem(self) -> WindowStem | None:
+        """The first layer and the rest of ``forward``, for inference that shares the layer between windows; None when it cannot be split."""
         return None
 
     @classmethod

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 
 from hsi.errors import ModelSizeError, OptionError
-from hsi.models.base import PatchClassifier, check_dropout, check_size
+from hsi.models.base import PatchClassifier, WindowStem, check_dropout, check_size
 from hsi.models.registry import register_model
 
 __all__ = ["CNN2D"]
@@ -109,6 +109,13 @@ class CNN2D(PatchClassifier):
         """Logits ``(B, K)`` for patches ``x`` of shape ``(B, C, P, P)``."""
         self._check_input(x)
         return self.classifier(self.features(x))
+
+    def window_stem(self) -> WindowStem:
+        """The first block's convolution, its batch norm and ReLU, and the layers after them."""
+        return WindowStem(self.features[0], self.features[1:3], self._after_stem)
+
+    def _after_stem(self, x: torch.Tensor) -> torch.Tensor:
+        return self.classifier(self.features[3:](x))
 
 
 class _CentrePixel(nn.Module):
