@@ -264,7 +264,12 @@ def pipeline_seconds(model, cube: Path, out: Path, args) -> tuple[float, float]:
 
 
 def forward_only_seconds(model, n_pixels: int, device, batch_size: int) -> float:
-    """Seconds of forward passes alone over ``n_pixels`` pixels, inputs made beforehand, in the pipeline's format."""
+    """Seconds of forward passes alone over ``n_pixels`` pixels, inputs made beforehand, in the pipeline's format.
+
+    Patch-centre models run the whole network on every window, as the classic loop does;
+    the pipeline may share their first layer between windows (:mod:`hsi.infer.stem`) and so
+    run ahead of this row.
+    """
     import torch
 
     from hsi.infer.predict import window_batch

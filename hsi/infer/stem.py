@@ -54,7 +54,11 @@ def _plain_same_conv(conv: nn.Module) -> bool:
 
 @dataclass(frozen=True)
 class _TapLayout:
-    """Which taps each window position sums: ``ranges[m]`` is tap set ``m`` as ``(y0, y1, x0, x1)``, ``index[i][j]`` its number at ``(i, j)``."""
+    """Which taps each window position sums.
+
+    ``ranges[m]`` is tap set ``m`` as ``(y0, y1, x0, x1)`` (kernel rows and columns), and
+    ``index[i][j]`` the set summed at window position ``(i, j)``.
+    """
 
     ranges: list[tuple[int, int, int, int]]
     index: list[list[int]]

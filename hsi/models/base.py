@@ -163,7 +163,10 @@ class PatchClassifier(nn.Module):
         return None
 
     def window_stem(self) -> WindowStem | None:
-        """The first layer and the rest of ``forward``, for inference that shares the layer between windows; None when it cannot be split."""
+        """The first layer and the rest of ``forward``, for inference that shares the layer between windows.
+
+        None (the default) when the network cannot be split so (:mod:`hsi.infer.stem`).
+        """
         return None
 
     @classmethod
