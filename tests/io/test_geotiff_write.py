@@ -68,6 +68,26 @@ def test_gdal_itself_reads_the_category_names_and_attribute_table(tmp_path):
     assert [[f.text for f in row] for row in rows][2] == ["2", "grass & trees", "60", "180", "75", "255"]
 
 
+def test_the_cog_is_built_with_a_fixed_gdal_block_cache(tmp_path, monkeypatch):
+    """GDAL's default cache grows with the machine, and the overview pass fills more of it the larger the map."""
+    import rasterio.shutil
+
+    from hsi.io import geotiff_write
+
+    seen = []
+    copy = rasterio.shutil.copy
+
+    def recording_copy(*args, **kwargs):
+        seen.append(rasterio.env.getenv().get("GDAL_CACHEMAX"))
+        return copy(*args, **kwargs)
+
+    monkeypatch.setattr(rasterio.shutil, "copy", recording_copy)
+    write_label_cog(tmp_path / "labels.tif", _labels(), NAMES, PALETTE, UTM)
+    assert seen == [geotiff_write.COG_CACHE_MB]
+    with rasterio.open(tmp_path / "labels.tif") as src:
+        assert src.read(1).tolist() == _labels().tolist()
+
+
 @pytest.mark.filterwarnings("ignore::rasterio.errors.NotGeoreferencedWarning")
 def test_many_classes_give_uint16_and_bad_maps_are_refused(tmp_path):
     names = [f"c{i}" for i in range(300)]
