@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from hsi.infer.stem import SharedStem, shared_stem
+from hsi._pages import row_strips
+from hsi.infer.stem import shared_stem
 
 __all__ = ["TTA_TRANSFORMS", "TilePredictor", "enumerate_runs", "maps_from_scores", "release_freed_memory",
            "window_batch"]
@@ -192,12 +193,6 @@ def _page_size() -> int:
     import os
 
     return int(os.sysconf("SC_PAGE_SIZE")) if hasattr(os, "sysconf") else 4096
-
-
-def stem_strip_rows(stem: SharedStem, patch_size: int, width: int) -> int:
-    """Tile rows per strip of shared-stem maps: their ``n_maps x (rows + P - 1) x width x O`` float32 near :data:`STEM_STRIP_BYTES`."""
-    per_row = stem.n_maps * width * stem.out_channels * 4
-    return max(1, STEM_STRIP_BYTES // per_row - (patch_size - 1))
 
 
 class TilePredictor:
@@ -388,15 +383,15 @@ class TilePredictor:
     def _stem_batches(self, block: np.ndarray, flat: np.ndarray):
         """:meth:`_window_batches` through the shared stem: its maps made once per strip of tile rows.
 
-        A strip of ``s`` tile rows reads ``s + P - 1`` block rows; ``s`` keeps its maps near
-        :data:`STEM_STRIP_BYTES` (:func:`stem_strip_rows`).
+        A strip of ``s`` tile rows has maps of ``s + P - 1`` block rows, near
+        :data:`STEM_STRIP_BYTES` in all.
         """
         p, h = self.patch_size, self.halo
         th, width = block.shape[0] - 2 * h, block.shape[1]
         tw = width - 2 * h
-        step = stem_strip_rows(self.stem, p, width)
-        for top in range(0, th, step):
-            bottom = min(th, top + step)
+        row_bytes = self.stem.map_row_bytes(width)
+        for strip in row_strips(th, row_bytes, STEM_STRIP_BYTES - (p - 1) * row_bytes):
+            top, bottom = strip.start, strip.stop
             lo, hi = np.searchsorted(flat, [top * tw, bottom * tw])
             if lo == hi:
                 continue

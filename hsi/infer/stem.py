@@ -102,6 +102,10 @@ class SharedStem:
         """Tap sets, one map each (9 for a 3 x 3 kernel)."""
         return len(self.layout.ranges)
 
+    def map_row_bytes(self, width: int) -> int:
+        """Bytes of one block row of ``width`` pixels in :meth:`maps` (all tap sets, float32)."""
+        return self.n_maps * width * self.out_channels * 4
+
     def maps(self, rows: torch.Tensor) -> torch.Tensor:
         """The activated first-layer maps of the block rows ``rows`` ``(R, W, C)``: ``(n_maps * R * W, O)``.
 

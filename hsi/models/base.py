@@ -8,8 +8,8 @@ instead of surfacing as a matrix-shape error deep inside ``torch``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from numbers import Integral
 from typing import ClassVar
 
