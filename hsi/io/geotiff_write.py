@@ -49,8 +49,9 @@ FORMAT_TAG = "HSI_FORMAT"
 #: side in pixels of a COG tile (GDAL's default) and of the tiles of the float maps
 COG_BLOCK = 512
 FLOAT_BLOCK = 256
-#: bytes of pixel data written per block of rows
-BLOCK_BYTES = 4 << 20
+#: bytes of pixel data written per block of rows (each block's source pages and copy are held
+#: while it is written: 1 MB keeps that the same from a 1024^2 class map up, in the same time as 4 MB)
+BLOCK_BYTES = 1 << 20
 #: bytes a cube tile aims at (all bands of a pixel-interleaved tile)
 CUBE_TILE_BYTES = 1 << 20
 #: a GDAL write error with less than this free beside the file is a full disk (GDAL's errors carry no errno)
@@ -388,8 +389,11 @@ def write_float_tif(path: str | Path, array: Any, georef: Any = None, *, nodata:
     with atomic_path(path, suffix=".tif") as tmp, _gdal_write(path, "the map"):
         profile = {**_profile(georef, shape, count, np.dtype(np.float32), block), "nodata": nodata}
         with rasterio.open(tmp, "w", **profile) as dst:
-            for rows in _row_blocks(shape[0], shape[1] * count * 4, block):
-                part = np.array(data[rows], dtype=np.float32).reshape(rows.stop - rows.start, shape[1], count)
+            strips = list(_row_blocks(shape[0], shape[1] * count * 4, block))
+            buffer = np.empty((max((r.stop - r.start for r in strips), default=0), shape[1], count), dtype=np.float32)
+            for rows in strips:  # one buffer for every strip: the next copy never lives beside the last
+                part = buffer[: rows.stop - rows.start]
+                np.copyto(part, data[rows].reshape(part.shape), casting="unsafe")
                 if nodata_mask is not None:
                     part[np.asarray(nodata_mask[rows], dtype=bool)] = nodata
                 dst.write(np.moveaxis(part, -1, 0), window=Window(0, rows.start, shape[1], part.shape[0]))

@@ -122,6 +122,23 @@ def test_float_maps_nodata_nan_band_names(tmp_path):
     np.testing.assert_array_equal(data[keep], probs[keep].astype(np.float32))
 
 
+def test_float_map_in_row_blocks_through_one_buffer(tmp_path, monkeypatch):
+    """Every block of rows is copied into one reused buffer: the last, shorter block and the nodata of one
+    block never reach another."""
+    import hsi.io.geotiff_write as gw
+
+    monkeypatch.setattr(gw, "BLOCK_BYTES", 1)  # one 16-row tile row per block: 16, 16, 16, then 2 rows
+    values = np.lib.format.open_memmap(tmp_path / "conf.npy", mode="w+", dtype=np.float16, shape=(50, 21, 2))
+    values[:] = np.random.default_rng(4).random((50, 21, 2))
+    mask = np.zeros((50, 21), bool)
+    mask[3, 4] = mask[49, 20] = True  # the first block and the last, shorter one
+    write_float_tif(tmp_path / "c.tif", values, UTM, nodata_mask=mask, block=16)
+    with rasterio.open(tmp_path / "c.tif") as src:
+        data = np.moveaxis(src.read(), 0, -1)
+    assert np.isnan(data[mask]).all() and not np.isnan(data[~mask]).any()  # row 19 (block 2, col 4) kept its value
+    np.testing.assert_array_equal(data[~mask], np.asarray(values)[~mask].astype(np.float32))
+
+
 def test_cube_gtiff_wavelength_metadata_blocks_and_georef(tmp_path, monkeypatch):
     import hsi.io.geotiff_write as gw
 
