@@ -27,15 +27,17 @@ reports the median speed and the largest peak RSS of its runs. Rows (``row``):
 Models (``model``): ``free`` (a dense network whose logits are its first K input bands:
 a forward pass that costs nothing, so the host pipeline is measured alone), ``fcn`` and
 the patch-centre models at the patch size ``hsi train`` gives them (``spectral1d`` P 1,
-``cnn2d`` P 11, ...). Untrained networks with a min-max pipeline fitted on the first rows:
-speed does not depend on the weights.
+``cnn2d`` P 11, ...), after the PCA it gives them (``cnn3d`` and ``hybridsn``: 30
+components). Untrained networks with a min-max pipeline fitted on the first rows: speed
+does not depend on the weights.
 
     python benchmarks/bench_infer.py --quick [--json] [--device cpu|cuda] [--workdir DIR]
     python benchmarks/bench_infer.py [--repeat 3] [--patch-models cnn2d spectral1d cnn3d] [--overlap 32]
 
 ``--quick`` (about 3-5 minutes on 2 cores): free and raw read at 1024^2 and 2048^2 x 200
 (npy and HDF5), fcn at 1024^2 x 200 (pipeline npy and HDF5, forward only, MONAI),
-cnn2d at 128^2 and spectral1d at 256^2 (pipeline, forward only, classic loop), one round.
+cnn2d, cnn3d and hybridsn at 128^2 and spectral1d at 256^2 (pipeline, forward only, classic
+loop), one round.
 Without it: fcn at 2048^2 too and fcn with ``--overlap`` (gaussian) against MONAI with the
 same overlap, three rounds. Pipeline rows are warm: one
 small scene goes through ``infer_scene`` with outputs before the timed one, and the raw
@@ -119,13 +121,15 @@ def make_model(name: str, cube_path: Path, bands: int):
 
     The same number of pixels at every scene size: the fit's freed memory stays part of the
     process, and it would otherwise grow with the scene's width before any row is timed.
+    Models that ``hsi train`` gives a PCA on many bands (``cnn3d``, ``hybridsn``: 30
+    components) get it here too, after the scaling.
     """
     import torch
 
     from hsi.data.patches import DEFAULT_PATCH_SIZE
     from hsi.infer import InferenceModel
     from hsi.infer.sources import open_scene_source
-    from hsi.models import build_model, recommended_patch_size
+    from hsi.models import build_model, recommended_patch_size, recommended_pca
     from hsi.preprocess import make_pipeline
     from hsi.scenes.palette import make_palette
 
@@ -134,12 +138,13 @@ def make_model(name: str, cube_path: Path, bands: int):
                             "HWC" if cube_path.suffix == ".h5" else None)
     sample = src.read_window(slice(0, 8), slice(0, 1024))
     src.close()
-    pipe = make_pipeline(scaling="minmax").fit(sample)
+    pca = None if name == "free" else recommended_pca(name, bands)  # as ``hsi train`` decides it
+    pipe = make_pipeline(scaling="minmax", pca=pca).fit(sample)
     if name == "free":
         net, patch = FreeNet.build(bands), 1
     else:
         patch = recommended_patch_size(name, DEFAULT_PATCH_SIZE)  # as in a checkpoint from ``hsi train --model name``
-        net = build_model(name, num_bands=bands, num_classes=K, patch_size=patch)
+        net = build_model(name, num_bands=pca or bands, num_classes=K, patch_size=patch)
     return InferenceModel(net=net.eval(), pipeline=pipe, patch_size=patch, padding="reflect",
                           class_names=[f"class_{i}" for i in range(1, K + 1)], palette=make_palette(K),
                           label_values=list(range(1, K + 1)), wavelengths=None, num_bands_in=bands,
@@ -267,15 +272,15 @@ def forward_only_seconds(model, n_pixels: int, device, batch_size: int) -> float
     """Seconds of forward passes alone over ``n_pixels`` pixels, inputs made beforehand, in the pipeline's format.
 
     Patch-centre models run the whole network on every window, as the classic loop does;
-    the pipeline may share their first layer between windows (:mod:`hsi.infer.stem`) and so
-    run ahead of this row.
+    the pipeline may run all windows of a block at once (:class:`hsi.models.WindowMap`) or
+    share their first layer between windows (:mod:`hsi.infer.stem`), and so run ahead of this row.
     """
     import torch
 
     from hsi.infer.predict import window_batch
     from hsi.models import channels_last_weights
 
-    c = model.num_bands_in
+    c = getattr(model.net, "num_bands", model.num_bands_in)  # after a PCA, the components
     net = channels_last_weights(model.net.to(device))
     with torch.no_grad():
         if model.dense:
@@ -519,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="the short set of rows, one round (a few minutes)")
     p.add_argument("--repeat", type=int, default=None, help="rounds over the rows (default 1 with --quick, else 3)")
-    p.add_argument("--patch-models", nargs="+", default=["cnn2d", "spectral1d"])
+    p.add_argument("--patch-models", nargs="+", default=["cnn2d", "spectral1d", "cnn3d", "hybridsn"])
     p.add_argument("--overlap", type=int, default=32, help="fcn overlap of the extra rows without --quick")
     p.add_argument("--blend", default="gaussian")
     p.add_argument("--batch-size", type=int, default=512, help="infer's batch_size (an upper bound on the CPU)")

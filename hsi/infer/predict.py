@@ -14,6 +14,9 @@ device; the result is returned to the host.
   batches of :func:`window_batch` windows. A model that offers its first layer
   (``window_stem``, such as cnn2d) has that layer computed once per pixel instead of once
   per window (:mod:`hsi.infer.stem`), and the windows' activations are gathered from it.
+  A model whose layers are unpadded across the window (``window_map``: cnn3d from P 5,
+  hybridsn) runs all windows of a block in one pass instead, its dense head a
+  convolution of the window's size (:class:`hsi.models.WindowMap`).
 """
 
 from __future__ import annotations
@@ -76,6 +79,11 @@ DEFAULT_WINDOW_BATCH = 256
 DENSE_STRIP_ROWS = 64
 #: bytes of shared first-layer maps per strip of tile rows (:mod:`hsi.infer.stem`), by measurement
 STEM_STRIP_BYTES = 16 << 20
+#: bytes of the widest activation per strip of tile rows when a network runs all windows of a block
+#: at once (:class:`hsi.models.WindowMap`), by measurement (128^2 x 200 -> PCA 30, tile 256, 2 cores,
+#: three runs each: cnn3d 0.61-0.79 s of tile pass at 16 MB, 0.42-0.52 at 32, 0.40-0.53 at 64, 0.47-0.50
+#: at 128; hybridsn 0.90-1.01, 0.46-0.49, 0.40-0.42, 0.44-0.52)
+WINDOW_MAP_STRIP_BYTES = 64 << 20
 
 
 def window_batch(net: torch.nn.Module, device: torch.device, batch_size: int) -> int:
@@ -239,18 +247,26 @@ class TilePredictor:
         self.label_dtype = label_dtype(self.num_classes)
         self.trim = _Trimmer()
         self._batch: np.ndarray | None = None
-        # the first layer shared by all windows (hsi.infer.stem); not under TTA, whose flips change every window
-        self.stem = None if dense or tta else shared_stem(self.net, self.patch_size)
+        # every window of a block in one pass where the network allows (under TTA only for odd P, whose
+        # blocks flip onto themselves); else the first layer shared by all windows (hsi.infer.stem), not
+        # under TTA, whose flips change every window
+        self.window_map = None if dense or (tta and self.patch_size % 2 == 0) else _window_map(self.net)
+        self.stem = None if dense or tta or self.window_map is not None else shared_stem(self.net, self.patch_size)
         self._window_forward = self.net if self.stem is None else self.stem.rest
+
+    @property
+    def whole_blocks(self) -> bool:
+        """Whether each block goes through the network whole (a dense model, or a :attr:`window_map`), not window by window."""
+        return self.dense or self.window_map is not None
 
     @property
     def scales_on_device(self) -> bool:
         """Whether blocks are preprocessed on the device and handed over there as tensors (:func:`hsi.infer.blocks.load_block_on_device`).
 
-        True for a dense model on an accelerator; patch-centre windows are gathered on the
-        host, from a host block.
+        True for a dense model (or one with a :attr:`window_map`) on an accelerator;
+        patch-centre windows are gathered on the host, from a host block.
         """
-        return self.dense and self.device.type != "cpu"
+        return self.whole_blocks and self.device.type != "cpu"
 
     def _scores(self, x: torch.Tensor, run: Any, spatial: bool, logits_ok: bool) -> tuple[torch.Tensor, bool]:
         """Class scores along dim 1 (TTA averaged) and whether they are logits (one pass, ``logits_ok``)."""
@@ -278,7 +294,7 @@ class TilePredictor:
         """
         if nodata is not None and nodata.all():
             return np.zeros((*nodata.shape, self.num_classes), dtype=np.float32)
-        probs = self._dense(block) if self.dense else self._patches(block, nodata)
+        probs = self._dense(block) if self.whole_blocks else self._patches(block, nodata)
         if nodata is not None:
             probs[nodata] = 0.0
         return probs
@@ -295,7 +311,7 @@ class TilePredictor:
         h, w = block.shape[0] - 2 * self.halo, block.shape[1] - 2 * self.halo
         if nodata is not None and nodata.all():
             return np.zeros((h, w), dtype=self.label_dtype), np.zeros((h, w), dtype=np.float32)
-        if self.dense:
+        if self.whole_blocks:
             scores, logits = self._dense_scores(block, True)
             labels, confidence = maps_from_scores(scores.permute(1, 2, 0), logits, self.label_dtype, threads)
             labels, confidence = _host(labels), _host(confidence)
@@ -337,6 +353,8 @@ class TilePredictor:
         by about 1e-7). An accelerator takes the whole block. The margin is cropped on all
         four sides alike, so a flip of the block (TTA) is a flip of the tile.
         """
+        if self.window_map is not None:
+            return self._all_windows(x)
         h = self.halo
         hb, wb = x.shape[2], x.shape[3]
         rows = hb - 2 * h
@@ -350,6 +368,24 @@ class TilePredictor:
                 out = torch.empty((strip.shape[0], strip.shape[1], rows, wb - 2 * h), dtype=strip.dtype,
                                   memory_format=torch.channels_last)
             out[:, :, top:bottom] = strip
+        return out
+
+    def _all_windows(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, K, h, w)`` logits of every window of the tile inside ``x``, by the network's :attr:`window_map`.
+
+        It runs on strips of tile rows whose widest activation holds about
+        :data:`WINDOW_MAP_STRIP_BYTES`, each with the ``P - 1`` block rows its windows reach
+        below; the output at a tile pixel is its window's (top-left at the same block position).
+        """
+        p = self.patch_size
+        rows, cols = x.shape[2] - 2 * self.halo, x.shape[3] - 2 * self.halo
+        row_bytes = self.window_map.floats_per_pixel * 4 * x.shape[3]
+        out = None
+        for strip in row_strips(rows, row_bytes, WINDOW_MAP_STRIP_BYTES):
+            part = self.window_map.forward(x[:, :, strip.start : strip.stop + p - 1])[:, :, : strip.stop - strip.start, :cols]
+            if out is None:
+                out = torch.empty((part.shape[0], part.shape[1], rows, cols), dtype=part.dtype, device=part.device)
+            out[:, :, strip] = part
         return out
 
     def _dense(self, block: np.ndarray) -> np.ndarray:
@@ -433,6 +469,12 @@ class TilePredictor:
             labels[idx], confidence[idx] = _host(lab), _host(conf)
             self.trim()
         return labels.reshape(th, tw), confidence.reshape(th, tw)
+
+
+def _window_map(net: torch.nn.Module) -> Any:
+    """``net.window_map()`` (:class:`hsi.models.WindowMap`), or None for a network without the hook."""
+    hook = getattr(net, "window_map", None)
+    return hook() if callable(hook) else None
 
 
 def enumerate_runs(flat: np.ndarray, width: int):

@@ -19,7 +19,7 @@ name            class                              min num_bands   min patch_siz
 
 from __future__ import annotations
 
-from hsi.models.base import ModelSizeError, PatchClassifier, PixelPath, WindowStem, channels_last_weights
+from hsi.models.base import ModelSizeError, PatchClassifier, PixelPath, WindowMap, WindowStem, channels_last_weights
 from hsi.models.cnn2d import CNN2D
 from hsi.models.cnn3d import CNN3D
 from hsi.models.fcn import FCN
@@ -49,6 +49,7 @@ __all__ = [
     "SSNet",
     "Spectral1DCNN",
     "UnknownModelError",
+    "WindowMap",
     "WindowStem",
     "build_model",
     "channels_last_weights",

@@ -18,8 +18,8 @@ from torch import nn
 
 from hsi.errors import ModelSizeError, OptionError, ShapeMismatchError  # noqa: F401 - ModelSizeError re-exported
 
-__all__ = ["ModelSizeError", "PatchClassifier", "PixelPath", "WindowStem", "channels_last_weights", "check_dropout",
-           "check_size", "conv_out_size"]
+__all__ = ["ModelSizeError", "PatchClassifier", "PixelPath", "WindowMap", "WindowStem", "channels_last_weights",
+           "check_dropout", "check_size", "conv_out_size", "widest_spectral_activation"]
 
 
 @dataclass
@@ -50,6 +50,21 @@ class WindowStem:
     conv: nn.Conv2d
     pointwise: nn.Module
     rest: Callable[[torch.Tensor], torch.Tensor]
+
+
+@dataclass
+class WindowMap:
+    """A patch-centre network run over a whole block at once: every window's logits in one pass.
+
+    For a network whose layers are unpadded and of stride 1 across the window, the layers
+    of a window are a crop of the same layers over the block, and its head a convolution of
+    the window's size. ``forward`` maps a block ``(B, C, H + P - 1, W + P - 1)`` to logits
+    ``(B, K, H, W)``: at ``(i, j)`` those of the window whose top-left pixel is ``(i, j)``.
+    ``floats_per_pixel`` is the widest activation per pixel, to size the strips it runs on.
+    """
+
+    forward: Callable[[torch.Tensor], torch.Tensor]
+    floats_per_pixel: int
 
 
 def channels_last_weights(net: nn.Module) -> nn.Module:
@@ -97,6 +112,20 @@ def check_dropout(model: str, argument: str, value: float) -> None:
 def conv_out_size(size: int, kernel: int, stride: int = 1, padding: int = 0) -> int:
     """Length of one axis after a convolution (no dilation), as ``torch`` computes it."""
     return (size + 2 * padding - kernel) // stride + 1
+
+
+def widest_spectral_activation(layers: nn.Sequential, num_bands: int) -> int:
+    """The most values per pixel among the outputs of ``layers``' 3-D convolutions: channels x spectral length.
+
+    The convolutions read ``(B, channels, bands, rows, cols)`` volumes, starting from one
+    channel of ``num_bands``; other layers keep the shape.
+    """
+    bands, widest = int(num_bands), int(num_bands)
+    for layer in layers:
+        if isinstance(layer, nn.Conv3d):
+            bands = conv_out_size(bands, layer.kernel_size[0], layer.stride[0], int(layer.padding[0]))
+            widest = max(widest, layer.out_channels * bands)
+    return widest
 
 
 class PatchClassifier(nn.Module):
@@ -166,6 +195,14 @@ class PatchClassifier(nn.Module):
         """The first layer and the rest of ``forward``, for inference that shares the layer between windows.
 
         None (the default) when the network cannot be split so (:mod:`hsi.infer.stem`).
+        """
+        return None
+
+    def window_map(self) -> WindowMap | None:
+        """All windows of a block in one pass (:class:`WindowMap`), for inference; None when windows must run one by one.
+
+        None (the default) unless the architecture's layers allow it; also None in
+        training mode (dropout differs between windows).
         """
         return None
 

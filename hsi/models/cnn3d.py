@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from hsi.errors import ModelSizeError
-from hsi.models.base import PatchClassifier, check_dropout, check_size, conv_out_size
+from hsi.models.base import PatchClassifier, WindowMap, check_dropout, check_size, conv_out_size, widest_spectral_activation
 from hsi.models.registry import register_model
 
 __all__ = ["CNN3D"]
@@ -121,3 +121,22 @@ class CNN3D(PatchClassifier):
         """Logits ``(B, K)`` for patches ``x`` of shape ``(B, C, P, P)``."""
         self._check_input(x)
         return self.classifier(self.features(x.unsqueeze(1)))
+
+    def window_map(self) -> WindowMap | None:
+        """Every window of a block at once, where the 3x3 convolutions are unpadded (``patch_size >= 5``).
+
+        A window's features are then a crop of the block's, and the dense head a 3-D
+        convolution over the features' whole spectral length and the window's ``(P - 4) x (P - 4)``.
+        None for smaller patches, whose first convolution pads each window on its own.
+        """
+        if self.training or self.features[0].padding[1] != 0:
+            return None
+        return WindowMap(self._all_windows, widest_spectral_activation(self.features, self.num_bands))
+
+    def _all_windows(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, K, H - P + 1, W - P + 1)`` logits of every window of the block ``x`` ``(B, C, H, W)``."""
+        features = self.features(x.unsqueeze(1))  # (B, c2, bands, H - 4, W - 4)
+        head = self.classifier[-1]
+        side = self.patch_size - 4
+        weight = head.weight.view(head.out_features, features.shape[1], features.shape[2], side, side)
+        return torch.nn.functional.conv3d(features, weight, head.bias).squeeze(2)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from hsi.errors import ModelSizeError
-from hsi.models.base import PatchClassifier, check_dropout, check_size
+from hsi.models.base import PatchClassifier, WindowMap, check_dropout, check_size, widest_spectral_activation
 from hsi.models.registry import register_model
 
 __all__ = ["HybridSN"]
@@ -126,3 +127,26 @@ class HybridSN(PatchClassifier):
         features = self.conv3d(x.unsqueeze(1))  # (B, 32, C-12, P-6, P-6)
         features = features.flatten(1, 2)  # (B, 32*(C-12), P-6, P-6)
         return self.classifier(self.conv2d(features))
+
+    def window_map(self) -> WindowMap | None:
+        """Every window of a block at once: the convolutions are unpadded, so a window's are a crop of the block's.
+
+        The head's first dense layer reads the ``(P - 8) x (P - 8)`` features of a window: over
+        the block it is a convolution of that size, and the layers after it 1 x 1 ones.
+        """
+        if self.training:
+            return None
+        widest = max(widest_spectral_activation(self.conv3d, self.num_bands), self.conv2d[0].out_channels,
+                     *(layer.out_features for layer in self.classifier if isinstance(layer, nn.Linear)))
+        return WindowMap(self._all_windows, widest)
+
+    def _all_windows(self, x: torch.Tensor) -> torch.Tensor:
+        """``(B, K, H - P + 1, W - P + 1)`` logits of every window of the block ``x`` ``(B, C, H, W)``."""
+        features = self.conv2d(self.conv3d(x.unsqueeze(1)).flatten(1, 2))
+        side = self.patch_size - 8
+        layers = [layer for layer in self.classifier if isinstance(layer, nn.Linear)]
+        first = layers[0]
+        out = F.conv2d(features, first.weight.view(first.out_features, -1, side, side), first.bias)
+        for layer in layers[1:]:  # ReLU (dropout is off in eval mode) then the next dense layer, at every pixel
+            out = F.conv2d(F.relu(out), layer.weight[:, :, None, None], layer.bias)
+        return out
