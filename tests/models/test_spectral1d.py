@@ -47,3 +47,19 @@ def test_explicit_sizes_too_large_for_the_spectrum_are_rejected():
 def test_even_patch_size_is_rejected():
     with pytest.raises(ValueError, match=r"patch_size must be odd"):
         build_model("spectral1d", 10, 3, 8)
+
+
+@pytest.mark.parametrize("num_bands", [50, 200])
+def test_pooling_before_the_tanh_gives_the_papers_tanh_then_pool(num_bands):
+    """The features are max-pooled, then tanh'd: the paper's order's values exactly, saturated ones included."""
+    torch.manual_seed(1)
+    model = build_model("spectral1d", num_bands, 6, 1).eval()
+    conv = model.features[0]
+    assert [type(m).__name__ for m in model.features] == ["Conv1d", "MaxPool1d", "Tanh"]
+    spectra = torch.cat([torch.randn(64, 1, num_bands), 40 * torch.randn(64, 1, num_bands)])  # tanh saturates at 1
+    with torch.no_grad():
+        papers = torch.nn.functional.max_pool1d(torch.tanh(conv(spectra)), model.pool_size)
+        torch.testing.assert_close(model.features(spectra), papers, rtol=0, atol=0)
+    # checkpoints written before the reordering load as they are: the parameters keep their names
+    assert list(model.state_dict()) == ["features.0.weight", "features.0.bias", "classifier.1.weight",
+                                        "classifier.1.bias", "classifier.3.weight", "classifier.3.bias"]
