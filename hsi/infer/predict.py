@@ -344,6 +344,7 @@ class TilePredictor:
     def _tile_forward(self, x: torch.Tensor) -> torch.Tensor:
         """``forward_dense`` outputs ``(B, K, h, w)`` of the tile inside the block ``x`` ``(B, C, h + 2 halo, w + 2 halo)``.
 
+        A model with a :attr:`window_map` gives its windows' logits instead (:meth:`_all_windows`).
         On the CPU the network runs on strips of :data:`DENSE_STRIP_ROWS` tile rows, each
         with the ``halo`` rows it sees above and below: a strip's layers stay in cache and
         its smaller buffers are reused from the heap, where a whole block's come as fresh
