@@ -251,12 +251,13 @@ class TilePredictor:
         # blocks flip onto themselves); else the first layer shared by all windows (hsi.infer.stem), not
         # under TTA, whose flips change every window
         self.window_map = None if dense or (tta and self.patch_size % 2 == 0) else _window_map(self.net)
-        self.stem = None if dense or tta or self.window_map is not None else shared_stem(self.net, self.patch_size)
+        no_stem = dense or tta or self.window_map is not None
+        self.stem = None if no_stem else shared_stem(self.net, self.patch_size)
         self._window_forward = self.net if self.stem is None else self.stem.rest
 
     @property
     def whole_blocks(self) -> bool:
-        """Whether each block goes through the network whole (a dense model, or a :attr:`window_map`), not window by window."""
+        """Whether blocks go through the network whole (dense, or a :attr:`window_map`), not window by window."""
         return self.dense or self.window_map is not None
 
     @property
@@ -383,7 +384,8 @@ class TilePredictor:
         row_bytes = self.window_map.floats_per_pixel * 4 * x.shape[3]
         out = None
         for strip in row_strips(rows, row_bytes, WINDOW_MAP_STRIP_BYTES):
-            part = self.window_map.forward(x[:, :, strip.start : strip.stop + p - 1])[:, :, : strip.stop - strip.start, :cols]
+            part = self.window_map.forward(x[:, :, strip.start : strip.stop + p - 1])
+            part = part[:, :, : strip.stop - strip.start, :cols]  # an even P has one window more each way
             if out is None:
                 out = torch.empty((part.shape[0], part.shape[1], rows, cols), dtype=part.dtype, device=part.device)
             out[:, :, strip] = part

@@ -199,7 +199,7 @@ class PatchClassifier(nn.Module):
         return None
 
     def window_map(self) -> WindowMap | None:
-        """All windows of a block in one pass (:class:`WindowMap`), for inference; None when windows must run one by one.
+        """All windows of a block in one pass (:class:`WindowMap`) for inference; None: one window at a time.
 
         None (the default) unless the architecture's layers allow it; also None in
         training mode (dropout differs between windows).

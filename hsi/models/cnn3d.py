@@ -6,7 +6,8 @@ import torch
 from torch import nn
 
 from hsi.errors import ModelSizeError
-from hsi.models.base import PatchClassifier, WindowMap, check_dropout, check_size, conv_out_size, widest_spectral_activation
+from hsi.models.base import (PatchClassifier, WindowMap, check_dropout, check_size, conv_out_size,
+                              widest_spectral_activation)
 from hsi.models.registry import register_model
 
 __all__ = ["CNN3D"]
