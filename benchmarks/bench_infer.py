@@ -8,11 +8,15 @@ timed part, libraries imported and the model built beforehand), rows round-robin
 reports the median speed and the largest peak RSS of its runs. Rows (``row``):
 
 - ``raw_read``: the file read window by window (256 x 256 tiles) into one reused float32
-  buffer (``.npy``: the faster of a copy out of the memory map and ``os.preadv`` row by
-  row, both reported as ``mmap_s`` and ``preadv_s``; HDF5: ``read_direct`` per window):
-  what the disk and the page cache allow (``model`` is ``free``, the row it bounds);
+  buffer (``.npy``: the fastest of a copy out of the memory map, ``os.preadv`` row by row,
+  and ``os.preadv`` with each tile's rows shared between ``--threads`` threads, reported as
+  ``mmap_s``, ``preadv_s`` and ``preadv_threads_s``; HDF5: ``read_direct`` per window): what
+  the disk and the page cache allow (``model`` is ``free``, the row it bounds);
 - ``pipeline``: :func:`hsi.infer.infer_scene` from the file into an output folder (reading,
-  preprocessing, forward passes, maps, PNGs, ENVI file: outputs included);
+  preprocessing, forward passes, maps, PNGs, ENVI file: outputs included); ``cpu_s`` is the
+  CPU time of all the process's threads meanwhile (torch's threads spin a while after each
+  parallel step, and that counts too): with ``--threads`` cores, no run is shorter than
+  ``cpu_s / threads`` minus the spinning;
 - ``forward_only``: the network alone on the same number of pixels, inputs ready (fcn:
   262 x 262 blocks; patch-centre models: batches of windows as the pipeline feeds them);
 - ``monai``: MONAI's ``sliding_window_inference`` on the same network (channels-last
@@ -191,16 +195,19 @@ def _sync(device) -> None:
         torch.cuda.synchronize()
 
 
-def raw_read_seconds(cube: Path) -> tuple[float, dict]:
+def raw_read_seconds(cube: Path, threads: int = 1) -> tuple[float, dict]:
     """Read the whole file tile by tile into one reused float32 buffer, the fastest way measured: (seconds, extras).
 
-    ``.npy``: both a copy out of a memory map (pages let go of after each row of tiles, as
-    a run must) and ``os.preadv`` row by row (the pipeline's read); the faster counts and
-    both are reported (``mmap_s``, ``preadv_s``). HDF5: ``read_direct`` per window.
+    ``.npy``: a copy out of a memory map (pages let go of after each row of tiles, as a run
+    must), ``os.preadv`` row by row (the pipeline's read), and the same with each tile's
+    rows shared between ``threads`` threads; the fastest counts and all are reported
+    (``mmap_s``, ``preadv_s``, ``preadv_threads_s``). HDF5: ``read_direct`` per window
+    (h5py runs one call at a time, so threads would not read faster).
     """
     if cube.suffix == ".npy":
-        mapped, plain = _npy_mmap_read_seconds(cube), _npy_preadv_seconds(cube)
-        return min(mapped, plain), {"mmap_s": mapped, "preadv_s": plain}
+        ways = {"mmap_s": _npy_mmap_read_seconds(cube), "preadv_s": _npy_preadv_seconds(cube),
+                "preadv_threads_s": _npy_preadv_seconds(cube, threads)}
+        return min(ways.values()), ways
     import h5py
 
     with h5py.File(cube, "r") as f:
@@ -237,21 +244,37 @@ def _npy_mmap_read_seconds(cube: Path) -> float:
     return time.perf_counter() - t0
 
 
-def _npy_preadv_seconds(cube: Path) -> float:
-    """Seconds to read every tile of ``cube`` (float32 HWC) into one buffer with ``os.preadv``, a row at a time."""
+def _npy_preadv_seconds(cube: Path, threads: int = 1) -> float:
+    """Seconds to read every tile of ``cube`` (float32 HWC) into one buffer with ``os.preadv``, a row at a time.
+
+    With ``threads`` > 1 each tile's rows are shared between that many threads (``preadv``
+    releases the GIL), the tile done before the next starts.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
     arr = np.load(cube, mmap_mode="r")
     (h, w, c), offset = arr.shape, int(arr.offset)
     del arr
     buf = np.empty((TILE, TILE, c), np.float32)
     fd = os.open(cube, os.O_RDONLY)
+
+    def read_rows(y: int, x: int, rows: range) -> None:
+        tw = min(TILE, w - x)
+        for i in rows:
+            os.preadv(fd, [memoryview(buf[i, :tw]).cast("B")], offset + ((y + i) * w + x) * c * 4)
+
     try:
-        t0 = time.perf_counter()
-        for y in range(0, h, TILE):
-            for x in range(0, w, TILE):
-                tw = min(TILE, w - x)
-                for i in range(min(TILE, h - y)):
-                    os.preadv(fd, [memoryview(buf[i, :tw]).cast("B")], offset + ((y + i) * w + x) * c * 4)
-        return time.perf_counter() - t0
+        with ThreadPoolExecutor(max_workers=max(1, threads - 1)) as helpers:
+            t0 = time.perf_counter()
+            for y in range(0, h, TILE):
+                n = min(TILE, h - y)
+                parts = [range(n * k // threads, n * (k + 1) // threads) for k in range(max(1, threads))]
+                for x in range(0, w, TILE):
+                    shared = [helpers.submit(read_rows, y, x, rows) for rows in parts[1:]]
+                    read_rows(y, x, parts[0])
+                    for future in shared:
+                        future.result()
+            return time.perf_counter() - t0
     finally:
         os.close(fd)
 
@@ -405,10 +428,12 @@ def child(args: argparse.Namespace) -> None:
     extra: dict = {"rss_at_start_mb": round(_vm_rss_mb(), 1)}  # libraries and model: part of every peak
     reset = _reset_peak_rss()
     if args.row == "raw_read":
-        seconds, read_extra = raw_read_seconds(cube)
+        seconds, read_extra = raw_read_seconds(cube, args.threads)
         extra.update(read_extra)
     elif args.row == "pipeline":
+        cpu_started = time.process_time()
         seconds, tiles_s = pipeline_seconds(model, cube, Path(args.out), args)
+        extra["cpu_s"] = time.process_time() - cpu_started  # every thread's, torch's spin-waits included
         extra["tile_pass_pixels_per_s"] = round(h * w / tiles_s, 1)
     elif args.row == "forward_only":
         seconds = forward_only_seconds(model, h * w, device, args.batch_size)
@@ -427,10 +452,9 @@ def child(args: argparse.Namespace) -> None:
 def plan_rows(args: argparse.Namespace) -> list[dict]:
     """The rows to run: ``{"row", "model", "source", "size", "overlap"}``."""
     big, small = [2048, 2048, 200], [1024, 1024, 200]
-    free_sizes = [small, big] if args.quick else [small, big]
     fcn_sizes = [small] if args.quick else [small, big]
     rows = []
-    for size in free_sizes:
+    for size in (small, big):
         for source in ("npy", "h5"):
             rows += [{"row": r, "model": "free", "source": source, "size": size, "overlap": 0}
                      for r in ("raw_read", "pipeline")]
