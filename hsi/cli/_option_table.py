@@ -425,10 +425,13 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                {'param': 'batch_size',
                                 'name': 'batch_size',
                                 'annotation': 'int',
-                                'help': 'Most windows per forward pass for patch-centre models (on the CPU '
-                                        "each network's measured best batch is used when it is smaller: "
-                                        ':mod:`hsi.infer.predict`); tiles per pass for dense models are '
-                                        'always one (the tile itself is the batch).',
+                                'help': 'Most windows per forward pass for patch-centre models run window by '
+                                        "window (on the CPU each network's measured best batch is used when "
+                                        'it is smaller: :mod:`hsi.infer.predict`). Models that run every '
+                                        'window of a block at once (cnn3d from patch 5, hybridsn; not under '
+                                        'test-time augmentation with an even patch) go in strips of tile '
+                                        'rows sized by memory instead, and dense models a tile per pass (the '
+                                        'tile itself is the batch).',
                                 'default': 512},
                                {'param': 'accelerator',
                                 'name': 'accelerator',

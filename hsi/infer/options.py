@@ -48,9 +48,12 @@ class InferOptions:
         Test-time augmentation: average the probabilities over the identity, the two flips
         and the half turn of every tile (4 forward passes).
     batch_size : int
-        Most windows per forward pass for patch-centre models (on the CPU each network's
-        measured best batch is used when it is smaller: :mod:`hsi.infer.predict`); tiles
-        per pass for dense models are always one (the tile itself is the batch).
+        Most windows per forward pass for patch-centre models run window by window (on the
+        CPU each network's measured best batch is used when it is smaller:
+        :mod:`hsi.infer.predict`). Models that run every window of a block at once (cnn3d
+        from patch 5, hybridsn; not under test-time augmentation with an even patch) go
+        in strips of tile rows sized by memory instead, and dense models a tile per pass
+        (the tile itself is the batch).
     accelerator : {"auto", "cpu", "gpu", "cuda", "mps"}
         Where the forward passes run ("auto": a CUDA GPU when there is one, else the CPU).
     devices : int
