@@ -223,7 +223,9 @@ class TilePredictor:
     device : torch.device
         Where the forward passes run, and the softmax, argmax and confidence after them.
     batch_size : int
-        Windows per pass (patch-centre models), at most (:func:`window_batch`).
+        Windows per pass of patch-centre models run window by window, at most
+        (:func:`window_batch`); a :attr:`window_map` goes in strips of
+        :data:`WINDOW_MAP_STRIP_BYTES` instead.
     tta : bool
         Average over :data:`TTA_TRANSFORMS`.
     num_classes : int, optional
