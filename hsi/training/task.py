@@ -194,7 +194,7 @@ class HSIClassifier(L.LightningModule):
         if not torch.isfinite(loss):
             bad_inputs = int((~torch.isfinite(x)).sum())
             raise NonFiniteLossError(
-                f"training loss is {float(loss)} at epoch {self.current_epoch}, batch {batch_idx} "
+                f"training loss is {float(loss.detach())} at epoch {self.current_epoch}, batch {batch_idx} "
                 f"({bad_inputs} non-finite input values in the batch); the run is stopped rather than "
                 f"training a model of NaNs (lower --lr, or check the cube with `hsi inspect`)"
             )
