@@ -135,9 +135,17 @@ class CNN3D(PatchClassifier):
         return WindowMap(self._all_windows, widest_spectral_activation(self.features, self.num_bands))
 
     def _all_windows(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, K, H - P + 1, W - P + 1)`` logits of every window of the block ``x`` ``(B, C, H, W)``."""
-        features = self.features(x.unsqueeze(1))  # (B, c2, bands, H - 4, W - 4)
-        head = self.classifier[-1]
+        """``(B, K, H - P + 1, W - P + 1)`` logits of every window of the block ``x`` ``(B, C, H, W)``.
+
+        The classifier's own layers, in order: its dense layer as a 3-D convolution over the
+        window's features, the rest (dropout, in eval mode) as they are.
+        """
+        out = self.features(x.unsqueeze(1))  # (B, c2, bands, H - 4, W - 4)
         side = self.patch_size - 4
-        weight = head.weight.view(head.out_features, features.shape[1], features.shape[2], side, side)
-        return torch.nn.functional.conv3d(features, weight, head.bias).squeeze(2)
+        for layer in self.classifier:
+            if isinstance(layer, nn.Linear):
+                weight = layer.weight.view(layer.out_features, out.shape[1], out.shape[2], side, side)
+                out = torch.nn.functional.conv3d(out, weight, layer.bias).squeeze(2)
+            elif not isinstance(layer, nn.Flatten):
+                out = layer(out)
+        return out

@@ -141,12 +141,17 @@ class HybridSN(PatchClassifier):
         return WindowMap(self._all_windows, widest)
 
     def _all_windows(self, x: torch.Tensor) -> torch.Tensor:
-        """``(B, K, H - P + 1, W - P + 1)`` logits of every window of the block ``x`` ``(B, C, H, W)``."""
-        features = self.conv2d(self.conv3d(x.unsqueeze(1)).flatten(1, 2))
-        side = self.patch_size - 8
-        layers = [layer for layer in self.classifier if isinstance(layer, nn.Linear)]
-        first = layers[0]
-        out = F.conv2d(features, first.weight.view(first.out_features, -1, side, side), first.bias)
-        for layer in layers[1:]:  # ReLU (dropout is off in eval mode) then the next dense layer, at every pixel
-            out = F.conv2d(F.relu(out), layer.weight[:, :, None, None], layer.bias)
+        """``(B, K, H - P + 1, W - P + 1)`` logits of every window of the block ``x`` ``(B, C, H, W)``.
+
+        The classifier's own layers, in order: each dense layer as a convolution (the first of
+        the window's ``(P - 8) x (P - 8)`` features, the others 1 x 1), the rest (ReLU, dropout
+        in eval mode) pixel by pixel.
+        """
+        out, side = self.conv2d(self.conv3d(x.unsqueeze(1)).flatten(1, 2)), self.patch_size - 8
+        for layer in self.classifier:
+            if isinstance(layer, nn.Linear):
+                out = F.conv2d(out, layer.weight.view(layer.out_features, -1, side, side), layer.bias)
+                side = 1  # the layers after the first read one pixel's values
+            elif not isinstance(layer, nn.Flatten):
+                out = layer(out)
         return out
