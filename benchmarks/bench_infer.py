@@ -46,6 +46,9 @@ Without it: fcn at 2048^2 too and fcn with ``--overlap`` (gaussian) against MONA
 same overlap, three rounds. Pipeline rows are warm: one
 small scene goes through ``infer_scene`` with outputs before the timed one, and the raw
 read and pipeline rows read their file once, untimed, so both start from the page cache.
+
+The cubes and models are made in ``_infer_inputs.py`` and each row's timed part is in
+``_infer_rows.py``; this script plans the rows, runs them in children and reports.
 """
 
 from __future__ import annotations
@@ -62,97 +65,13 @@ from pathlib import Path
 
 import numpy as np
 
-K = 16  # classes of every benchmark model
+from _infer_inputs import TILE, build_cube, make_model
+from _infer_rows import (classic_seconds, forward_only_seconds, monai_seconds, pipeline_seconds,
+                         raw_read_seconds, warm_page_cache)
+
 #: the children import this checkout's ``hsi`` (whatever an installed copy points at)
 CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(Path(__file__).resolve().parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])])}
-TILE = 256
-
-
-def build_cube(folder: Path, height: int, width: int, bands: int, seed: int = 0) -> dict[str, Path]:
-    """Write the cube strip by strip as chunked HDF5 and ``.npy`` (never whole in memory); returns the paths."""
-    import h5py
-
-    stem = f"cube_{height}x{width}x{bands}"
-    paths = {"h5": folder / f"{stem}.h5", "npy": folder / f"{stem}.npy"}
-    if all(p.exists() for p in paths.values()):
-        return paths
-    rng = np.random.default_rng(seed)
-    tmp_npy, tmp_h5 = folder / f".{stem}.npy.tmp", folder / f".{stem}.h5.tmp"
-    npy = np.lib.format.open_memmap(tmp_npy, mode="w+", dtype=np.float32, shape=(height, width, bands))
-    base = rng.random(bands, dtype=np.float32)
-    with h5py.File(tmp_h5, "w") as f:
-        ds = f.create_dataset("cube", shape=(height, width, bands), dtype="f4", chunks=(64, 64, bands))
-        for start in range(0, height, 64):
-            stop = min(start + 64, height)
-            strip = base + 0.1 * rng.random((stop - start, width, bands), dtype=np.float32)
-            ds[start:stop] = strip
-            npy[start:stop] = strip
-    npy.flush()
-    del npy
-    tmp_npy.rename(paths["npy"])
-    tmp_h5.rename(paths["h5"])
-    return paths
-
-
-class FreeNet:
-    """Factory of the model that costs nothing (a class inside a function cannot be pickled; none needs to be)."""
-
-    @staticmethod
-    def build(bands: int):
-        import torch
-
-        class Free(torch.nn.Module):
-            dense = True
-            receptive_radius = 0
-            num_classes = K
-
-            def __init__(self) -> None:
-                super().__init__()
-                self.anchor = torch.nn.Parameter(torch.zeros(1))  # a device to move to
-
-            def forward_dense(self, x):
-                return x[:, :K]
-
-            def forward(self, x):
-                return x[:, :K, x.shape[2] // 2, x.shape[3] // 2]
-
-        return Free()
-
-
-def make_model(name: str, cube_path: Path, bands: int):
-    """An :class:`hsi.infer.InferenceModel` with untrained weights and a min-max pipeline fitted on 8 x 1024 pixels.
-
-    The same number of pixels at every scene size: the fit's freed memory stays part of the
-    process, and it would otherwise grow with the scene's width before any row is timed.
-    Models that ``hsi train`` gives a PCA on many bands (``cnn3d``, ``hybridsn``: 30
-    components) get it here too, after the scaling.
-    """
-    import torch
-
-    from hsi.data.patches import DEFAULT_PATCH_SIZE
-    from hsi.infer import InferenceModel
-    from hsi.infer.sources import open_scene_source
-    from hsi.models import build_model, recommended_patch_size, recommended_pca
-    from hsi.preprocess import make_pipeline
-    from hsi.scenes.palette import make_palette
-
-    torch.manual_seed(0)
-    src = open_scene_source(cube_path, "cube" if cube_path.suffix == ".h5" else None,
-                            "HWC" if cube_path.suffix == ".h5" else None)
-    sample = src.read_window(slice(0, 8), slice(0, 1024))
-    src.close()
-    pca = None if name == "free" else recommended_pca(name, bands)  # as ``hsi train`` decides it
-    pipe = make_pipeline(scaling="minmax", pca=pca).fit(sample)
-    if name == "free":
-        net, patch = FreeNet.build(bands), 1
-    else:
-        patch = recommended_patch_size(name, DEFAULT_PATCH_SIZE)  # as in a checkpoint from ``hsi train --model name``
-        net = build_model(name, num_bands=pca or bands, num_classes=K, patch_size=patch)
-    return InferenceModel(net=net.eval(), pipeline=pipe, patch_size=patch, padding="reflect",
-                          class_names=[f"class_{i}" for i in range(1, K + 1)], palette=make_palette(K),
-                          label_values=list(range(1, K + 1)), wavelengths=None, num_bands_in=bands,
-                          source=f"untrained {name}")
 
 
 def _reset_peak_rss() -> bool:
@@ -188,215 +107,6 @@ def _vm_rss_mb() -> float:
     return 0.0
 
 
-def _sync(device) -> None:
-    import torch
-
-    if str(device).startswith("cuda"):
-        torch.cuda.synchronize()
-
-
-def raw_read_seconds(cube: Path, threads: int = 1) -> tuple[float, dict]:
-    """Read the whole file tile by tile into one reused float32 buffer, the fastest way measured: (seconds, extras).
-
-    ``.npy``: a copy out of a memory map (pages let go of after each row of tiles, as a run
-    must), ``os.preadv`` row by row (the pipeline's read), and the same with each tile's
-    rows shared between ``threads`` threads; the fastest counts and all are reported
-    (``mmap_s``, ``preadv_s``, ``preadv_threads_s``). HDF5: ``read_direct`` per window
-    (h5py runs one call at a time, so threads would not read faster).
-    """
-    if cube.suffix == ".npy":
-        ways = {"mmap_s": _npy_mmap_read_seconds(cube), "preadv_s": _npy_preadv_seconds(cube),
-                "preadv_threads_s": _npy_preadv_seconds(cube, threads)}
-        return min(ways.values()), ways
-    import h5py
-
-    with h5py.File(cube, "r") as f:
-        ds = f["cube"]
-        h, w, c = ds.shape
-        buf = np.empty((TILE, TILE, c), np.float32)
-        t0 = time.perf_counter()
-        for y in range(0, h, TILE):
-            for x in range(0, w, TILE):
-                ds.read_direct(buf, np.s_[y : y + TILE, x : x + TILE], np.s_[: min(TILE, h - y), : min(TILE, w - x)])
-        return time.perf_counter() - t0, {}
-
-
-def _warm_page_cache(cube: Path) -> None:
-    """Read ``cube`` once, untimed, so that the rows that read it start from the page cache alike."""
-    buf = bytearray(16 << 20)
-    with open(cube, "rb", buffering=0) as f:
-        while f.readinto(buf):
-            pass
-
-
-def _npy_mmap_read_seconds(cube: Path) -> float:
-    """Seconds to copy every tile out of a memory map of ``cube`` into one buffer."""
-    import mmap
-
-    arr = np.load(cube, mmap_mode="r")
-    buf = np.empty((TILE, TILE, arr.shape[2]), np.float32)
-    t0 = time.perf_counter()
-    for y in range(0, arr.shape[0], TILE):
-        for x in range(0, arr.shape[1], TILE):
-            win = arr[y : y + TILE, x : x + TILE]
-            np.copyto(buf[: win.shape[0], : win.shape[1]], win)
-        arr._mmap.madvise(mmap.MADV_DONTNEED)  # as a run must: pages not kept resident
-    return time.perf_counter() - t0
-
-
-def _npy_preadv_seconds(cube: Path, threads: int = 1) -> float:
-    """Seconds to read every tile of ``cube`` (float32 HWC) into one buffer with ``os.preadv``, a row at a time.
-
-    With ``threads`` > 1 each tile's rows are shared between that many threads (``preadv``
-    releases the GIL), the tile done before the next starts.
-    """
-    from concurrent.futures import ThreadPoolExecutor
-
-    arr = np.load(cube, mmap_mode="r")
-    (h, w, c), offset = arr.shape, int(arr.offset)
-    del arr
-    buf = np.empty((TILE, TILE, c), np.float32)
-    fd = os.open(cube, os.O_RDONLY)
-
-    def read_rows(y: int, x: int, rows: range) -> None:
-        tw = min(TILE, w - x)
-        for i in rows:
-            os.preadv(fd, [memoryview(buf[i, :tw]).cast("B")], offset + ((y + i) * w + x) * c * 4)
-
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, threads - 1)) as helpers:
-            t0 = time.perf_counter()
-            for y in range(0, h, TILE):
-                n = min(TILE, h - y)
-                parts = [range(n * k // threads, n * (k + 1) // threads) for k in range(max(1, threads))]
-                for x in range(0, w, TILE):
-                    shared = [helpers.submit(read_rows, y, x, rows) for rows in parts[1:]]
-                    read_rows(y, x, parts[0])
-                    for future in shared:
-                        future.result()
-            return time.perf_counter() - t0
-    finally:
-        os.close(fd)
-
-
-def pipeline_seconds(model, cube: Path, out: Path, args) -> tuple[float, float]:
-    """``infer_scene`` from the file with outputs; (total seconds, tile-pass seconds)."""
-    from hsi.infer import infer_scene
-
-    h5 = cube.suffix == ".h5"
-    t0 = time.perf_counter()
-    result = infer_scene(model, cube, cube_key="cube" if h5 else None, layout="HWC" if h5 else None, out=out,
-                         tile=TILE, overlap=args.overlap if model.dense else 0, blend=args.blend,
-                         batch_size=args.batch_size, accelerator=args.device, progress=False, overwrite=True)
-    return time.perf_counter() - t0, result.timings["tiles"]
-
-
-def forward_only_seconds(model, n_pixels: int, device, batch_size: int) -> float:
-    """Seconds of forward passes alone over ``n_pixels`` pixels, inputs made beforehand, in the pipeline's format.
-
-    Patch-centre models run the whole network on every window, as the classic loop does;
-    the pipeline may run all windows of a block at once (:class:`hsi.models.WindowMap`) or
-    share their first layer between windows (:mod:`hsi.infer.stem`), and so run ahead of this row.
-    """
-    import torch
-
-    from hsi.infer.predict import window_batch
-    from hsi.models import channels_last_weights
-
-    c = getattr(model.net, "num_bands", model.num_bands_in)  # after a PCA, the components
-    net = channels_last_weights(model.net.to(device))
-    with torch.no_grad():
-        if model.dense:
-            r = model.halo
-            x = torch.rand(1, TILE + 2 * r, TILE + 2 * r, c, device=device).permute(0, 3, 1, 2)  # HWC blocks
-            n, run = -(-n_pixels // (TILE * TILE)), net.forward_dense
-        else:
-            p, b = model.patch_size, window_batch(net, device, batch_size)
-            x = torch.rand(b, p, p, c, device=device).permute(0, 3, 1, 2)  # channels-last, as gathered
-            n, run = -(-n_pixels // b), net
-        run(x)  # warm-up
-        _sync(device)
-        t0 = time.perf_counter()
-        for _ in range(n):
-            run(x).cpu()
-        _sync(device)
-        return time.perf_counter() - t0
-
-
-def _load_cube(cube: Path) -> np.ndarray:
-    """The whole cube in memory (float32, writable)."""
-    if cube.suffix == ".npy":
-        return np.load(cube)
-    import h5py
-
-    with h5py.File(cube, "r") as f:
-        return f["cube"][...]
-
-
-def monai_seconds(model, cube: Path, device, args) -> tuple[float, float]:
-    """MONAI ``sliding_window_inference`` over the cube in memory: (seconds without the load, load seconds)."""
-    import torch
-    from monai.inferers import sliding_window_inference
-
-    from hsi.models import channels_last_weights
-
-    net = channels_last_weights(model.net.to(device))
-    t0 = time.perf_counter()
-    arr = _load_cube(cube)
-    load_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    model.pipeline.transform(arr, out=arr)  # per-band scaling in place, as a user with the cube in memory would
-    x = torch.from_numpy(arr).permute(2, 0, 1)[None].to(device)
-    with torch.no_grad():
-        logits = sliding_window_inference(x, (TILE, TILE), 1, net.forward_dense, overlap=args.overlap / TILE,
-                                          mode="gaussian" if args.overlap else "constant")
-        confidence, labels = torch.softmax(logits, dim=1).max(dim=1)
-        labels, confidence = (labels + 1).to(torch.uint8).cpu().numpy(), confidence.cpu().numpy()
-    _sync(device)
-    return time.perf_counter() - t0, load_s
-
-
-def classic_seconds(model, cube: Path, device) -> tuple[float, float]:
-    """DeepHyperX's ``test()`` loop on the cube in memory: (seconds without the load, load seconds)."""
-    import itertools
-
-    import torch
-
-    t0 = time.perf_counter()
-    arr = _load_cube(cube)
-    load_s = time.perf_counter() - t0
-    net, p = model.net.to(device), model.patch_size  # weights as built: the classic loop does no format work
-    t0 = time.perf_counter()
-    img = model.pipeline.transform(arr)
-    r = p // 2
-    img = np.pad(img, ((r, r), (r, r), (0, 0)), mode="reflect")
-
-    def sliding_window(image):
-        for x in range(0, image.shape[0] - p + 1):
-            for y in range(0, image.shape[1] - p + 1):
-                yield image[x : x + p, y : y + p], x, y, p, p
-
-    def grouper(n, iterable):
-        it = iter(iterable)
-        while True:
-            chunk = tuple(itertools.islice(it, n))
-            if not chunk:
-                return
-            yield chunk
-
-    probs = np.zeros((*arr.shape[:2], K), dtype=np.float32)
-    with torch.no_grad():
-        for batch in grouper(100, sliding_window(img)):
-            data = torch.from_numpy(np.copy([b[0] for b in batch]).transpose(0, 3, 1, 2)).to(device)
-            output = net(data).to("cpu").numpy()
-            for (_, x, y, _w, _h), out in zip(batch, output):
-                probs[x, y] += out  # the window at padded (x, y) is centred on pixel (x, y)
-    labels = probs.argmax(axis=-1) + 1
-    del labels
-    _sync(device)
-    return time.perf_counter() - t0, load_s
-
-
 def child(args: argparse.Namespace) -> None:
     """One run of one row; prints one JSON line."""
     import importlib
@@ -424,7 +134,7 @@ def child(args: argparse.Namespace) -> None:
         gc.collect()
         release_freed_memory()  # what the warm-up freed is not the timed run's memory
     if args.row in ("raw_read", "pipeline"):
-        _warm_page_cache(cube)
+        warm_page_cache(cube)
     extra: dict = {"rss_at_start_mb": round(_vm_rss_mb(), 1)}  # libraries and model: part of every peak
     reset = _reset_peak_rss()
     if args.row == "raw_read":
@@ -544,7 +254,8 @@ def print_table(rows: list[dict]) -> None:
               f"{r['peak_rss_mb']:,.0f} | {vs} | {ratio} | {rss} |")
 
 
-def main(argv: list[str] | None = None) -> int:
+def parser() -> argparse.ArgumentParser:
+    """The command line (the hidden options are a child's and the cube builder's)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="the short set of rows, one round (a few minutes)")
     p.add_argument("--repeat", type=int, default=None, help="rounds over the rows (default 1 with --quick, else 3)")
@@ -563,7 +274,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", type=int, nargs=3, help=argparse.SUPPRESS)
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--build", action="store_true", help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if args.child:
         child(args)
         return 0
