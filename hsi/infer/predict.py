@@ -69,7 +69,9 @@ TTA_TRANSFORMS = (
 #: windows per forward pass on the CPU, by network class, measured on 2 threads (P x P x 200 windows):
 #: past a few hundred windows the CPU forward slows down (cnn2d P 11: about 2,400 windows/s at
 #: 100 to 256, 1,900 at 512; spectral1d, five interleaved rounds, medians: 66k at 128, 75k at 256,
-#: 80-84k at 512 to 1,536, 30k at 2,048 and more); ``batch_size`` is the upper bound
+#: 80-84k at 512 to 1,536, 30k at 2,048 and more, measured before its max-pool moved ahead of its
+#: tanh: since then its forward alone peaks nearer 256, but whole runs at 128 to 512 stayed within
+#: the noise of five rounds); ``batch_size`` is the upper bound
 WINDOW_BATCH = {"CNN2D": 128, "Spectral1DCNN": 512}
 DEFAULT_WINDOW_BATCH = 256
 #: tile rows per dense forward pass on the CPU (:meth:`TilePredictor._tile_forward`), by measurement
