@@ -68,11 +68,11 @@ TTA_TRANSFORMS = (
 
 #: windows per forward pass on the CPU, by network class, measured on 2 threads (P x P x 200 windows):
 #: past a few hundred windows the CPU forward slows down (cnn2d P 11: about 2,400 windows/s at
-#: 100 to 256, 1,900 at 512; spectral1d, five interleaved rounds, medians: 66k at 128, 75k at 256,
-#: 80-84k at 512 to 1,536, 30k at 2,048 and more, measured before its max-pool moved ahead of its
-#: tanh: since then its forward alone peaks nearer 256, but whole runs at 128 to 512 stayed within
-#: the noise of five rounds); ``batch_size`` is the upper bound
-WINDOW_BATCH = {"CNN2D": 128, "Spectral1DCNN": 512}
+#: 100 to 256, 1,900 at 512; spectral1d P 1, its max-pool ahead of its tanh, six interleaved rounds
+#: of ``bench_infer.py``'s forward-only row, medians: 146k at 100, 156k at 128, 174k at 256 (169-185k),
+#: 155k at 512 (101-178k); whole 256^2 runs 75k px/s at 256 against 71k at 512); ``batch_size`` is
+#: the upper bound
+WINDOW_BATCH = {"CNN2D": 128, "Spectral1DCNN": 256}
 DEFAULT_WINDOW_BATCH = 256
 #: tile rows per dense forward pass on the CPU (:meth:`TilePredictor._tile_forward`), by measurement
 #: (fcn, 1024^2 x 200 ``.npy``, tile 256, 2 cores, three runs each: whole blocks 473-502 MB peak RSS and
