@@ -83,28 +83,25 @@ def _reset_peak_rss() -> bool:
         return False
 
 
-def _vm_hwm_mb() -> float:
-    """Peak resident set of this process since start or the last :func:`_reset_peak_rss` (Linux), else ru_maxrss."""
+def _status_mb(key: str) -> float | None:
+    """``key`` of ``/proc/self/status`` (``VmHWM``, ``VmRSS``) in MB; None where there is no such file (not Linux)."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024.0
     except OSError:
         pass
+    return None
+
+
+def _vm_hwm_mb() -> float:
+    """Peak resident set of this process since start or the last :func:`_reset_peak_rss` (Linux), else ru_maxrss."""
+    peak = _status_mb("VmHWM")
+    if peak is not None:
+        return peak
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
-def _vm_rss_mb() -> float:
-    """Resident set of this process now (Linux; 0 elsewhere)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return 0.0
 
 
 def child(args: argparse.Namespace) -> None:
@@ -135,7 +132,7 @@ def child(args: argparse.Namespace) -> None:
         release_freed_memory()  # what the warm-up freed is not the timed run's memory
     if args.row in ("raw_read", "pipeline"):
         warm_page_cache(cube)
-    extra: dict = {"rss_at_start_mb": round(_vm_rss_mb(), 1)}  # libraries and model: part of every peak
+    extra: dict = {"rss_at_start_mb": round(_status_mb("VmRSS") or 0.0, 1)}  # libraries and model: part of every peak
     reset = _reset_peak_rss()
     if args.row == "raw_read":
         seconds, read_extra = raw_read_seconds(cube, args.threads)
