@@ -167,3 +167,7 @@ class GeoRefError(CubeFormatError):
 
 class CollectionError(HSIError, ValueError):
     """A scene collection (``scenes=``, its YAML file or pack) that cannot be used: unknown keys, duplicate names, bands or classes that do not combine."""
+
+
+class SceneShiftWarning(UserWarning):
+    """A scene whose values, after the fitted preprocessing, lie far from the training scenes' (other units or value range)."""

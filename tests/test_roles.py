@@ -20,7 +20,7 @@ SCENE = {"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1}
 OTHER_VALUE = {
     "scaling": "standardize", "pca": 5, "remove_bands": [0], "split": "random", "block_size": 8, "buffer": 1,
     "fractions": (0.5, 0.25, 0.25), "split_seed": 7, "patch_size": 7, "padding": "edge", "cache": "patches",
-    "folds": 3, "fold": 1,
+    "folds": 3, "fold": 1, "normalize": "brightness",
 }
 #: arguments valid only with another one (cross-validation folds: both or neither)
 PARTNER = {"folds": {"fold": 0}, "fold": {"folds": 3}}

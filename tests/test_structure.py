@@ -127,3 +127,44 @@ def test_no_function_over_60_lines():
                 if n > MAX_FUNCTION_LINES:
                     long.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name} ({n} lines)")
     assert long == []
+
+
+#: packages below :mod:`hsi.collection` (the public face of collections, and pack files): none may import it
+LAYERS_BELOW_COLLECTION = ("hsi.io", "hsi.preprocess", "hsi.scenes", "hsi.data", "hsi.models", "hsi.training")
+
+
+def upward_imports(graph: dict[str, set[str]], upper: str, below: tuple[str, ...]) -> list[str]:
+    """``module -> imported`` for each module of ``below`` that imports ``upper`` or a module inside it."""
+    def inside(name: str, package: str) -> bool:
+        return name == package or name.startswith(package + ".")
+
+    return sorted(f"{m} -> {d}" for m, deps in graph.items() if any(inside(m, b) for b in below)
+                  for d in deps if inside(d, upper))
+
+
+def test_upward_import_finder_finds_one():
+    graph = {"hsi.data.datamodule": {"hsi.collection.pack"}, "hsi.collection.pack": {"hsi.data.sources"}}
+    assert upward_imports(graph, "hsi.collection", ("hsi.data",)) == ["hsi.data.datamodule -> hsi.collection.pack"]
+
+
+def test_nothing_below_collection_imports_it():
+    assert upward_imports(import_graph(), "hsi.collection", LAYERS_BELOW_COLLECTION) == []
+
+
+def class_swaps(source: str) -> list[int]:
+    """Lines that assign an object's ``__class__`` (a class chosen at run time instead of at construction)."""
+    return [node.lineno for node in ast.walk(ast.parse(source)) if isinstance(node, (ast.Assign, ast.AugAssign,
+                                                                                    ast.AnnAssign))
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Attribute) and target.attr == "__class__"]
+
+
+def test_class_swap_finder_finds_one():
+    assert class_swaps("class A:\n    def f(self):\n        self.__class__ = B\n") == [3]
+    assert class_swaps("x = y.__class__\n") == []
+
+
+def test_no_class_is_swapped_at_run_time():
+    swaps = [f"{path.relative_to(PACKAGE.parent)}:{line}" for path in sorted(PACKAGE.rglob("*.py"))
+             for line in class_swaps(path.read_text(encoding="utf-8"))]
+    assert swaps == []

@@ -61,6 +61,21 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                'CRS, a rotated grid, a label map on another grid) is then not refused, and '
                                'the maps carry no map coordinates.',
                        'default': False},
+                      {'param': 'units',
+                       'name': 'units',
+                       'annotation': "Literal['reflectance', 'radiance', 'unknown'] | None",
+                       'help': "What the cube file's values are, overriding what the file declares (None: "
+                               "the file's declaration, else the rule: integers with no declared scale are "
+                               'kept as stored, floats within 0-1 are reflectance).',
+                       'default': None,
+                       'choices': ['reflectance', 'radiance', 'unknown']},
+                      {'param': 'scale',
+                       'name': 'scale',
+                       'annotation': 'float | None',
+                       'help': "Divide the cube file's values by this on reading instead of the file's "
+                               'reflectance scale factor (e.g. 10000 for reflectance stored as integers x '
+                               "10000; None: the file's own factor).",
+                       'default': None},
                       {'param': 'scenes',
                        'name': 'scenes',
                        'annotation': 'str | list[dict[str, Any]] | None',
@@ -72,10 +87,20 @@ TABLE = {'options': {'data': [{'param': 'scene',
                        'default': None},
                       {'param': 'scaling',
                        'name': 'scaling',
-                       'annotation': "Literal['minmax', 'standardize'] | None",
-                       'help': 'Per-band scaling fitted on the training pixels only (none: no scaling).',
-                       'default': 'minmax',
-                       'choices': ['minmax', 'standardize']},
+                       'annotation': "Literal['auto', 'minmax', 'standardize'] | None",
+                       'help': 'Per-band scaling fitted on the training pixels only (auto: minmax for one '
+                               'scene, standardize for several, whose per-scene statistics are steadier as '
+                               'mean and deviation than as extremes; none: no scaling).',
+                       'default': 'auto',
+                       'choices': ['auto', 'minmax', 'standardize']},
+                      {'param': 'normalize',
+                       'name': 'normalize',
+                       'annotation': "Literal['none', 'brightness', 'l2', 'derivative', 'derivative+l2']",
+                       'help': 'Per-pixel normalisation before the scaling, against gains and offsets '
+                               'between sensors: brightness and l2 divide each spectrum by its mean or norm, '
+                               'derivative takes band-to-band differences, derivative+l2 both.',
+                       'default': 'none',
+                       'choices': ['none', 'brightness', 'l2', 'derivative', 'derivative+l2']},
                       {'param': 'pca',
                        'name': 'pca',
                        'annotation': 'int | float | None',

@@ -84,6 +84,14 @@ def run(args: argparse.Namespace) -> int:
         results = run_checks(scene_dm, out, default_model_factory(args.model), args.checks, on_result=show)
         total += len(results)
         failed += [r.name if name is None else f"{name}/{r.name}" for r in results if not r.passed]
+    if len(datamodule.collection.entries) > 1:  # the scenes together
+        from hsi.doctor.scenes import check_scene_shift
+
+        datamodule.setup("fit")
+        result = check_scene_shift(datamodule)
+        print("\ncollection:\n" + result.format(), flush=True)
+        total += 1
+        failed += [] if result.passed else ["scenes"]
     print(f"\n{total - len(failed)} of {total} checks passed"
           + (f"; FAILED: {', '.join(failed)}" if failed else "") + f"; figures in {args.out}")
     return 1 if failed else 0
@@ -100,13 +108,12 @@ def _scenes_to_check(datamodule: Any, out: Path) -> list[tuple[str | None, Any, 
     OptionError
         A scene held in a pack file (its cube is inside the pack: check the files it was packed from).
     """
-    if not getattr(datamodule, "is_collection", False):
+    if datamodule.hparams["scenes"] is None:
         return [(None, datamodule, out)]
-    from hsi.collection import read_collection
     from hsi.data import HSIDataModule
     from hsi.errors import OptionError
 
-    collection = read_collection(datamodule.hparams["scenes"])
+    collection = datamodule.collection
     shared = {k: v for k, v in datamodule.hparams.items() if k not in _SOURCE_ARGUMENTS}
     shared["split"] = "block"  # each scene on its own: a held-out-scene split has nothing to hold out
     checked = []

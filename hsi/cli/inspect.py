@@ -1,9 +1,11 @@
 """Describe a hyperspectral file: the first thing to run on an unknown cube or label map.
 
 Prints the arrays found (shapes, dtypes), the chosen key, shape, the layout decision and its
-reason, the interleave, wavelength range and order, any scale applied, the georeference (CRS,
-transform) and nodata value, NaN/Inf and negative counts, constant bands and a per-band
-min/max summary. A 2-D label map is summarised by class counts (and its georeference) instead.
+reason, the interleave, wavelength range and order, any scale applied, the units (a line
+``units: <kind>[, scale <s>] (<source>: <note>)``), the band widths (``fwhm:`` range in nm or
+"unknown"), the georeference (CRS, transform) and nodata value, NaN/Inf and negative counts,
+constant bands and a per-band min/max summary. A 2-D label map is summarised by class counts
+(and its georeference) instead.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import numpy as np
 
 from hsi.io.layout import LAYOUTS
 
-HELP = "describe a cube or label map file (keys, shape, layout, wavelengths, NaNs, ranges)"
+HELP = "describe a cube or label map file (keys, shape, layout, wavelengths, units, NaNs, ranges)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,17 +1,16 @@
 """Scene collections: train, evaluate and map many scenes, from one or several sensors.
 
-- :mod:`hsi.collection.entries`: :class:`SceneEntry`, :class:`Collection`, :func:`read_collection` (YAML, lists, packs);
-- :mod:`hsi.collection.bands`: the common wavelength grid and linear resampling onto it;
-- :mod:`hsi.collection.classes`: the union of classes by name, per-scene mappings;
-- :mod:`hsi.collection.split`: block splits over the whole collection, held-out scenes, the leakage report;
-- :mod:`hsi.collection.build`: the collection's state (fitted once) and one cache entry per scene;
-- :mod:`hsi.collection.dataset`: :class:`CollectionDataset`, samples indexed (scene, row, col);
-- :mod:`hsi.collection.datamodule`: what ``HSIDataModule(scenes=...)`` is;
-- :mod:`hsi.collection.metrics`: per-scene scores for ``metrics.json``;
-- :mod:`hsi.collection.pack`: one HDF5 file for a whole collection.
+The public face of :mod:`hsi.data.sources` (where ``HSIDataModule`` finds its scenes: a
+single scene is a collection of one), plus :mod:`hsi.collection.pack`, one HDF5 file for a
+whole collection (``hsi convert --collection``):
+
+- :func:`read_collection`, :class:`Collection`, :class:`SceneEntry`: the entries and how they are split;
+- :func:`common_grid`, :func:`resample`: the common wavelength grid and resampling onto it;
+- :func:`pack_collection`: write a pack file.
 """
 
-from hsi.collection.bands import common_grid, resample
-from hsi.collection.entries import Collection, SceneEntry, read_collection
+from hsi.collection.pack import pack_collection
+from hsi.data.sources import Collection, SceneEntry, common_grid, read_collection, resample
 
-__all__ = ["Collection", "SceneEntry", "common_grid", "read_collection", "resample"]
+
+__all__ = ["Collection", "SceneEntry", "common_grid", "pack_collection", "read_collection", "resample"]

@@ -1,6 +1,6 @@
 """Packing a collection into one HDF5 file, and reading scenes back from it.
 
-Layout (``format`` attribute :data:`~hsi.collection.entries.PACK_FORMAT`, version 1)::
+Layout (``format`` attribute :data:`~hsi.data.sources.entries.PACK_FORMAT`, version 1)::
 
     pack.h5
       attrs: format, format_version, scenes (JSON list of names, in order),
@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from hsi.collection.entries import read_collection
-from hsi.collection.records import PACK_FORMAT, SceneEntry
+from hsi.data.sources.entries import read_collection
+from hsi.data.sources.records import PACK_FORMAT, SceneEntry
 
 __all__ = ["PACK_VERSION", "pack_collection"]
 
@@ -49,6 +49,10 @@ def _write_scene(handle: Any, entry: SceneEntry, src: Any) -> None:
                          chunks=chunk_shape(src.labels.shape + (1,), 8)[:2], compression="gzip", compression_opts=4)
     if src.wavelengths is not None:
         group.create_dataset("wavelengths", data=np.asarray(src.wavelengths, dtype=np.float64))
+    if src.fwhm is not None:
+        group.create_dataset("fwhm", data=np.asarray(src.fwhm, dtype=np.float64))
+    if src.units is not None:  # the values are stored as read (any scale applied): what they are travels with them
+        group.attrs["units"] = json.dumps(src.units)
     names = [str(entry.classes.get(n, n)) for n in src.class_names]
     group.attrs["class_names"] = json.dumps(names)
     group.attrs["label_values"] = json.dumps([int(v) for v in src.label_values])
@@ -61,7 +65,7 @@ def pack_collection(scenes: Any, out: str | Path, *, overwrite: bool = False, do
     Parameters
     ----------
     scenes : Collection, YAML path, list or mapping
-        Anything :func:`~hsi.collection.entries.read_collection` reads.
+        Anything :func:`~hsi.data.sources.entries.read_collection` reads.
     out : str or Path
         The pack file (``.h5``).
     overwrite : bool
@@ -78,7 +82,7 @@ def pack_collection(scenes: Any, out: str | Path, *, overwrite: bool = False, do
 
     import hsi
     from hsi._atomic import atomic_path
-    from hsi.collection.load import load_entry
+    from hsi.data.sources.load import load_entry
     from hsi.errors import RunOutputError
 
     col = read_collection(scenes)

@@ -12,6 +12,7 @@ scene) is checked when the scene is loaded.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from hsi._checks import integer, is_int, not_an_option, odd_integer
@@ -97,6 +98,14 @@ def _check_source(h: dict[str, Any]) -> None:
         raise OptionError("scene_options", h["scene_options"], "a mapping of option names to values")
     if h["cube_path"] is None:
         _check_scene(h["scene"], h["scene_options"] or {})
+    for name in ("units", "scale"):  # a registry scene declares its own; a collection entry says it in the entry
+        if h.get(name) is not None and (h["cube_path"] is None or h.get("scenes") is not None):
+            raise OptionError(name, h[name], "none here: it declares what a cube file (cube_path=) holds; registry "
+                              "scenes declare their own units, and collection entries take units: and scale:")
+    scale = h.get("scale")
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
+                              or not math.isfinite(scale) or scale <= 0):
+        raise OptionError("scale", h["scale"], "a number > 0 the values are divided by (e.g. 10000), or none")
 
 
 def _check_scene(scene: str, options: dict[str, Any]) -> None:

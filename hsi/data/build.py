@@ -50,8 +50,9 @@ _SPLITS = ("train", "val", "test")
 #: 3: per-band scaling of float32 cubes computed in float32 (a few ulps from float64).
 #: 4: ``predict_on="all"`` leaves no-data pixels out, as whole-scene inference does.
 #: 5: the stored class names and palette follow the scene rule (synthetic ``S-...`` names, Samson
-#: ``Rock, Tree, Water``, :func:`hsi.scenes.palette.scene_palette` colours).
-PREPROCESS_SEMANTICS = 6
+#: ``Rock, Tree, Water``, :func:`hsi.scenes.palette.scene_palette` colours). 6: wavelengths of the collection grid.
+#: 7: a label map's stored class names (``hsi.io.write_h5``) name its classes; the per-pixel ``normalize`` step.
+PREPROCESS_SEMANTICS = 7
 
 
 @dataclass(frozen=True)
@@ -145,11 +146,13 @@ class CacheRecipe:
 
             raise OptionError("pca", pca, f"at most {kept}, the number of bands of scene {src.name!r}")
         pipe = make_pipeline(scaling=self.values["scaling"], pca=pca, remove_bands=remove_bands,
-                             fill_nonfinite="median")
+                             fill_nonfinite="median", normalize=self.values.get("normalize"))
         return pipe.fit(src.cube, split.train, wavelengths=src.wavelengths)
 
     def build(self, src: LoadedSource) -> tuple[dict[str, np.ndarray | ArraySpec], dict[str, Any]]:
         """The cache's arrays and JSON state for the loaded source."""
+        from hsi.preprocess.shift import value_level
+
         check_scene_fits_patch(src, self.patch_size)
         check_cube_values(src.cube, src.name)
         nodata = nodata_mask(src.cube)  # the same rule as inference's no-data pixels
@@ -190,6 +193,9 @@ class CacheRecipe:
                 "num_bands_in": int(src.cube.shape[2]),
                 "excluded_nonfinite": excluded,
                 "georef": None if src.georef is None else src.georef.to_dict(),
+                "fwhm": None if src.fwhm is None else np.asarray(src.fwhm).tolist(),
+                "units": src.units,
+                "value_level": value_level(src.cube),
             },
         }
         return arrays, state

@@ -14,7 +14,7 @@ from typing import Any
 
 from hsi.errors import CheckpointError
 
-__all__ = ["STATE_FORMAT", "STATE_VERSION", "check_state", "make_state", "read_checkpoint"]
+__all__ = ["STATE_FORMAT", "STATE_VERSION", "check_state", "make_collection_state", "make_state", "read_checkpoint"]
 
 STATE_FORMAT = "hsi.data.HSIDataModule"
 STATE_VERSION = 1
@@ -96,6 +96,7 @@ def make_state(
         "palette": scene["palette"],
         "label_values": list(scene["label_values"]),
         "wavelengths": scene.get("wavelengths"),
+        "grid_fwhm": scene.get("fwhm"),
         "georef": scene.get("georef"),
         "num_bands_in": int(scene["num_bands_in"]),
         "num_bands": num_bands,
@@ -105,6 +106,24 @@ def make_state(
         "padding": padding,
         "split": cache_state["split"],
         "pipeline": cache_state["pipeline"],
+    }
+
+
+def make_collection_state(state: dict[str, Any], *, name: str, num_bands: int, patch_size: int,
+                          padding: str) -> dict[str, Any]:
+    """The checkpoint state of several scenes: the single-scene keys (the first scene's split and shape, for readers
+    of one scene) plus ``collection``, the whole shared state (grid, classes, scenes, splits, pipelines)."""
+    first = state["scenes"][0]
+    grid = state["grid"]
+    return {
+        "format": STATE_FORMAT, "format_version": STATE_VERSION, "scene_name": name,
+        "class_names": list(state["class_names"]), "palette": state["palette"],
+        "label_values": list(range(1, len(state["class_names"]) + 1)), "wavelengths": grid,
+        "grid_fwhm": state.get("grid_fwhm"), "georef": None,
+        "num_bands_in": len(grid) if grid is not None else int(first["n_bands"]),
+        "num_bands": num_bands, "num_classes": len(state["class_names"]), "image_shape": list(first["shape"]),
+        "patch_size": patch_size, "padding": padding, "split": state["splits"][0],
+        "pipeline": state["pipeline"], "collection": state,
     }
 
 

@@ -1,18 +1,21 @@
-"""``HSIDataModule``: scene -> split -> train-fitted preprocessing -> cached patches -> loaders.
+"""``HSIDataModule``: scenes -> split -> train-fitted preprocessing -> cached patches -> loaders.
 
 Flow (``prepare_data`` once per node, ``setup`` on every process):
 
-1. the source (synthetic scene, registry scene or files; :mod:`hsi.data.scene_source`)
-   gives a cube and labels;
-2. the split (``block_split`` by default, buffer ``patch_size // 2``) is made from the
-   labels, and the preprocessing pipeline (``make_pipeline``) is fitted on the TRAIN
-   pixels only — or both are taken from a checkpoint (``load_state_dict``), never refitted;
+1. the sources (synthetic scene, registry scene or files, or a collection of them with
+   ``scenes=``; a single scene is a collection of one, :mod:`hsi.data.sources`) give cubes
+   and labels, each collection scene resampled onto one band grid and one set of classes;
+2. the split (``block_split`` by default, buffer ``patch_size // 2``; whole held-out scenes
+   with a collection's ``split: scene``) is made from the labels, and the preprocessing
+   pipeline (``make_pipeline``) is fitted on the TRAIN pixels only — or both are taken from
+   a checkpoint (``load_state_dict``), never refitted;
 3. the transformed cube is padded (HWC) and stored with per-split centre coordinates
    and 0-based labels (``cache="cube"``), plus ``N x C x P x P`` arrays per split with
    ``cache="patches"`` (:mod:`hsi.data.build`), in a verified cache keyed by all of the
    above (:mod:`hsi.data.cache`), or kept in memory when ``cache_dir`` is None (no files);
-4. ``setup`` opens that cache (building it if ``prepare_data`` did not) and makes the
-   datasets; the split, pipeline, class names and palette are read back from it.
+4. ``setup`` opens the caches, one per scene (building them if ``prepare_data`` did not), and
+   makes the datasets (:class:`~hsi.data.sources.dataset.CollectionDataset`, indexed scene by
+   scene); the splits, pipeline, class names and palette are read back from them.
 
 Batches: ``(patches (B, C, P, P) float32, labels (B,) int64)`` from train/val/test,
 ``(patches, labels, coords (B, 2) int64)`` from predict. Labels are 0-based; -1 marks an
@@ -70,15 +73,19 @@ from hsi.data.arguments import (
     source,
 )
 from hsi.data.augment import PatchAugment
-from hsi.data.build import CacheRecipe, open_entry
+from hsi.data.build import CacheRecipe
 from hsi.data.cache import CacheEntry, json_roundtrip
-from hsi.data.checkpoint import check_state, make_state
+from hsi.data.checkpoint import check_state, make_collection_state, make_state
 from hsi.data.collate import collate_patches
 from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, gather_index_batch
 from hsi.data.loader import HSIDataLoader
 from hsi.data.patches import DEFAULT_PATCH_SIZE
 from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
 from hsi.data.scene_source import SourceSpec
+from hsi.data.sources.arguments import resolve_scaling, sources_of
+from hsi.data.sources.dataset import CollectionDataset
+from hsi.data.sources.open import OpenedSources, open_sources
+from hsi.data.sources.shift import centre_pixels, scene_shift
 from hsi.errors import CheckpointError, OptionError, SplitError
 from hsi.io.layout import Layout
 
@@ -103,26 +110,6 @@ def check_trainable_size(num_train: int, num_replicas: int = 1) -> None:
             f"{2 * num_replicas}{per}, since batch normalisation cannot train on a batch of one. "
             "Use a smaller block_size, a larger training fraction or more labels"
         )
-
-
-@functools.cache
-def collection_class() -> type:
-    """The ``HSIDataModule`` of a collection: :class:`hsi.collection.datamodule.CollectionMixin` before it.
-
-    Named ``HSIDataModule`` (``__qualname__``): Lightning files a DataModule's state in a
-    checkpoint under that name, where every reader of hsi checkpoints looks for it.
-    """
-    from hsi.collection.datamodule import CollectionMixin
-
-    return type("CollectionDataModule", (CollectionMixin, HSIDataModule),
-                {"__qualname__": "HSIDataModule", "__module__": __name__, "__doc__": CollectionMixin.__doc__})
-
-
-def rebuild_collection(state: dict[str, Any]) -> HSIDataModule:
-    """Unpickle a collection's DataModule (its class is not importable by its ``__qualname__``)."""
-    obj = object.__new__(collection_class())
-    obj.__dict__.update(state)
-    return obj
 
 
 class HSIDataModule(pl.LightningDataModule):
@@ -154,13 +141,23 @@ class HSIDataModule(pl.LightningDataModule):
     ignore_georef : bool
         Read the scene without its georeference: a broken one (a transform without a CRS, a rotated grid, a
         label map on another grid) is then not refused, and the maps carry no map coordinates.
+    units : Literal["reflectance", "radiance", "unknown"] | None
+        What the cube file's values are, overriding what the file declares (None: the file's declaration, else the
+        rule: integers with no declared scale are kept as stored, floats within 0-1 are reflectance).
+    scale : float | None
+        Divide the cube file's values by this on reading instead of the file's reflectance scale factor (e.g. 10000
+        for reflectance stored as integers x 10000; None: the file's own factor).
     scenes : str | list[dict[str, Any]] | None
         A collection of scenes instead of one: a YAML file (scenes:, split: block or scene, test_scenes:,
         val_scenes:), a pack .h5 written by `hsi convert --collection`, or a list of entries ({name, scene, root,
         scene_options} or {name, cube, labels, cube_key, labels_key, layout}, each with optional classes:
         {its name: collection name}); see hsi.collection.
-    scaling : Literal["minmax", "standardize"] | None
-        Per-band scaling fitted on the training pixels only (none: no scaling).
+    scaling : Literal["auto", "minmax", "standardize"] | None
+        Per-band scaling fitted on the training pixels only (auto: minmax for one scene, standardize for several,
+        whose per-scene statistics are steadier as mean and deviation than as extremes; none: no scaling).
+    normalize : Literal["none", "brightness", "l2", "derivative", "derivative+l2"]
+        Per-pixel normalisation before the scaling, against gains and offsets between sensors: brightness and l2
+        divide each spectrum by its mean or norm, derivative takes band-to-band differences, derivative+l2 both.
     pca : int | float | None
         PCA fitted on the training pixels: a number of components (e.g. 30) or a variance fraction in (0, 1)
         (e.g. 0.999); none: no PCA.
@@ -241,8 +238,11 @@ class HSIDataModule(pl.LightningDataModule):
         layout: Annotated[Layout | None, source()] = None,
         scene_options: Annotated[dict[str, Any] | None, source()] = None,
         ignore_georef: Annotated[bool, source()] = False,
+        units: Annotated[Literal["reflectance", "radiance", "unknown"] | None, source()] = None,
+        scale: Annotated[float | None, source()] = None,
         scenes: Annotated[str | list[dict[str, Any]] | None, source()] = None,
-        scaling: Annotated[Literal["minmax", "standardize"] | None, recipe()] = "minmax",
+        scaling: Annotated[Literal["auto", "minmax", "standardize"] | None, recipe()] = "auto",
+        normalize: Annotated[Literal["none", "brightness", "l2", "derivative", "derivative+l2"], recipe()] = "none",
         pca: Annotated[int | float | None, recipe(check_pca)] = None,
         remove_bands: Annotated[list[int] | None, recipe(check_remove_bands)] = None,
         split: Annotated[Literal["block", "random", "fixed"], recipe()] = "block",
@@ -280,18 +280,24 @@ class HSIDataModule(pl.LightningDataModule):
         check_declared(type(self), dict(self.hparams))
         check_combinations(dict(self.hparams))
         named = {n: self.hparams[n] for n, role in roles(type(self)).items() if role.kind == "source" and n != "scenes"}
-        self.source = SourceSpec(**{**named, "scene_options": dict(scene_options or {})}, download=bool(download))
-        self._override: dict[str, Any] | None = None  # split/pipeline from load_state_dict
+        spec = SourceSpec(**{**named, "scene_options": dict(scene_options or {})}, download=bool(download))
+        # a single scene is a collection of one; ``source`` names the run (and says where a lone scene's files are)
+        self.collection, self.source = sources_of(dict(self.hparams), spec)
+        # what runs is what is recorded (checkpoints, reports, resume): "auto" resolved by the number of scenes
+        self.hparams["scaling"] = resolve_scaling(self.hparams["scaling"], len(self.collection.entries))
+        self._start_empty()
+
+    def _start_empty(self) -> None:
+        """Nothing opened or loaded yet."""
+        self._override: dict[str, Any] | None = None  # a single scene's split/pipeline from load_state_dict
+        self._saved: dict[str, Any] | None = None  # a collection's state from load_state_dict
         self._expected_classes: list[str] | None = None  # class names of a loaded state
-        self._entry: CacheEntry | None = None
-        self._datasets: dict[str, HSIPatchDataset] = {}
+        self._opened: OpenedSources | None = None
+        self._datasets: dict[str, CollectionDataset] = {}
         self._stages: set[str] = set()
         self._device_cubes: dict[str, torch.Tensor] = {}
-        self._split_obj = None
-        self._pipeline_obj = None
-        if scenes is not None:  # a collection of scenes: the methods of hsi.collection.datamodule.CollectionMixin
-            self.__class__ = collection_class()
-            self._open_collection()
+        self._shift: dict[str, Any] | None = None  # the scene-shift records
+        self._facts: dict[str, Any] | None = None  # the training facts of the state
 
     # ================================================================== cache
     @property
@@ -318,52 +324,55 @@ class HSIDataModule(pl.LightningDataModule):
         values = {name: resolved.get(name, h[name]) for name, role in roles(type(self)).items() if role.kind == "recipe"}
         return CacheRecipe(values, checkpoint=self._override)
 
-    def _resolve(self) -> CacheEntry:
-        """Open (or build) the cache for the current arguments; in memory if ``cache_dir`` is None."""
-        return open_entry(self.source, self._recipe(), None if self.in_memory else self.hparams.cache_dir)
-
     @property
     def in_memory(self) -> bool:
         """True when nothing is written to disk (``cache_dir=None`` or ``cache="memory"``)."""
         return self.hparams.cache_dir is None or self.hparams.cache == "memory"
 
-    def _ensure_entry(self) -> CacheEntry:
-        if self._entry is None:
-            entry = self._resolve()
-            found = list(entry.state["scene"]["class_names"])
+    def _open(self) -> OpenedSources:
+        """Open (or build) every scene's cache entry and their shared state (in memory if ``cache_dir`` is None)."""
+        h = self.hparams
+        return open_sources(self.collection, self.source, dict(self._recipe().values), override=self._override,
+                            saved=self._saved, cache_dir=None if self.in_memory else h.cache_dir,
+                            download=bool(h.download), ignore_georef=bool(h.ignore_georef))
+
+    def _sources(self) -> OpenedSources:
+        if self._opened is None:
+            opened = self._open()
+            found = list(opened.state["class_names"])
             if self._expected_classes is not None and found != self._expected_classes:
                 raise CheckpointError(
                     f"HSIDataModule.load_state_dict: the checkpoint's classes {self._expected_classes} differ from "
                     f"the scene's {found}"
                 )
-            self._entry = entry
-            self._split_obj = self._pipeline_obj = None
+            self._opened = opened
             self._device_cubes.clear()
-        return self._entry
+            self._shift = self._facts = None
+        return self._opened
+
+    def _ensure_entry(self) -> CacheEntry:
+        """The first scene's cache entry (the only one of a single scene)."""
+        return self._sources().entries[0]
 
     # ================================================================== Lightning hooks
     def prepare_data(self) -> None:
-        """Load/generate the scene and build the cache (one process); sets no state."""
+        """Load/generate the scenes and build their caches (one process); sets no state."""
         if not self.in_memory:
-            self._resolve()
+            self._open()
 
     def setup(self, stage: str | None = None) -> None:
-        """Open the cache (building it if needed) and create the datasets for ``stage``."""
-        self._ensure_entry()
+        """Open the caches (building them if needed) and create the datasets for ``stage``."""
+        self._sources()
         stages = {"fit": ("train", "val"), "validate": ("val",), "test": ("test",), "predict": ("predict",)}
         names = stages.get(stage, ("train", "val", "test", "predict")) if stage else ("train", "val", "test", "predict")
         self._stages.add(stage or "all")
         for name in names:
             self._datasets[name] = self._make_dataset(name)
 
-    def _make_dataset(self, name: str, augmented: bool = True) -> HSIPatchDataset:
-        entry = self._ensure_entry()
-        key = self.hparams.predict_on if name == "predict" else name
+    def _scene_dataset(self, entry: CacheEntry, key: str, augment: PatchAugment | None, seed: int) -> HSIPatchDataset:
+        """The patches of one scene's split ``key`` (from its cube, its stored patches, or index batches)."""
         coords, labels = entry.arrays[f"{key}_coords"], entry.arrays[f"{key}_labels"]
-        h = self.hparams
-        augment = PatchAugment(scale=float(h.spectral_scale), noise=float(h.spectral_noise)) \
-            if (name == "train" and h.augment and augmented) else None
-        common = {"augment": augment, "seed": int(self.hparams.seed), "channels_last": bool(self.hparams.channels_last)}
+        common = {"augment": augment, "seed": seed, "channels_last": bool(self.hparams.channels_last)}
         if self.hparams.gather_on_device:
             return HSIIndexDataset(coords, labels, self.patch_size, cube=entry.arrays["cube"], **common)
         if f"{key}_patches" in entry.arrays:
@@ -371,31 +380,41 @@ class HSIDataModule(pl.LightningDataModule):
                                    patches_layout="NPPC", **common)
         return HSIPatchDataset(coords, labels, self.patch_size, cube=entry.arrays["cube"], **common)
 
-    def _dataset(self, name: str) -> HSIPatchDataset:
+    def _make_dataset(self, name: str, augmented: bool = True) -> CollectionDataset:
+        h = self.hparams
+        key = h.predict_on if name == "predict" else name
+        augment = PatchAugment(scale=float(h.spectral_scale), noise=float(h.spectral_noise)) \
+            if (name == "train" and h.augment and augmented) else None
+        # distinct augmentation draws per scene; the first scene's (a single scene's) seed is the seed itself
+        parts = [self._scene_dataset(entry, key, augment, int(h.seed) + 7919 * i)
+                 for i, entry in enumerate(self._sources().entries)]
+        return CollectionDataset(parts, self.scene_names)
+
+    def _dataset(self, name: str) -> CollectionDataset:
         if name not in self._datasets:
             self._datasets[name] = self._make_dataset(name)
         return self._datasets[name]
 
     @property
-    def train_dataset(self) -> HSIPatchDataset:
+    def train_dataset(self) -> CollectionDataset:
         """Training patches (augmented when ``augment=True``)."""
         return self._dataset("train")
 
     @property
-    def val_dataset(self) -> HSIPatchDataset:
+    def val_dataset(self) -> CollectionDataset:
         return self._dataset("val")
 
     @property
-    def test_dataset(self) -> HSIPatchDataset:
+    def test_dataset(self) -> CollectionDataset:
         return self._dataset("test")
 
     @property
-    def predict_dataset(self) -> HSIPatchDataset:
-        """The ``predict_on`` pixels; ``.coords`` are their (row, col) centres."""
+    def predict_dataset(self) -> CollectionDataset:
+        """The ``predict_on`` pixels; ``.coords`` are their (row, col) centres, ``.scene_index`` their scenes."""
         return self._dataset("predict")
 
     def _loader(
-        self, ds: HSIPatchDataset, sampler: Any = None, with_coords: bool = False, train: bool = False
+        self, ds: CollectionDataset, sampler: Any = None, with_coords: bool = False, train: bool = False
     ) -> HSIDataLoader:
         h = self.hparams
         return HSIDataLoader(
@@ -448,15 +467,16 @@ class HSIDataModule(pl.LightningDataModule):
         """The preprocessed spectra of a split's pixels, for per-pixel models (the classical baselines).
 
         ``split`` is "train", "val", "test" or "predict". Returns ``X (N, C)`` float32 (the
-        centre pixels of the split's patches), ``y (N,)`` int64 0-based labels and
-        ``coords (N, 2)`` int64 rows and columns, in the order of the split's dataset.
+        centre pixels of the split's patches, scene after scene), ``y (N,)`` int64 0-based
+        labels and ``coords (N, 2)`` int64 rows and columns in each pixel's own scene, in the
+        order of the split's dataset.
         """
         dataset = self._dataset(split)
-        coords = np.asarray(dataset.coords, dtype=np.int64)
-        pad = self.patch_size // 2
-        cube = self._ensure_entry().load("cube")  # padded (H + 2 pad, W + 2 pad, C)
-        X = np.asarray(cube[coords[:, 0] + pad, coords[:, 1] + pad, :], dtype=np.float32)
-        return X, np.asarray(dataset.labels, dtype=np.int64), coords
+        pad, xs = self.patch_size // 2, []
+        for part, entry in zip(dataset.parts, self._sources().entries):
+            cube, c = entry.load("cube"), np.asarray(part.coords, dtype=np.int64)  # padded (H + 2 pad, W + 2 pad, C)
+            xs.append(np.asarray(cube[c[:, 0] + pad, c[:, 1] + pad, :], dtype=np.float32))
+        return np.concatenate(xs), np.asarray(dataset.labels, np.int64), np.asarray(dataset.coords, np.int64)
 
     # ================================================================== device path
     def device_cube(self, device: torch.device | str) -> torch.Tensor:
@@ -478,85 +498,207 @@ class HSIDataModule(pl.LightningDataModule):
             return patches, labels
         return batch
 
-    # ================================================================== properties
+    # ================================================================== scenes
     @property
-    def _scene_state(self) -> dict[str, Any]:
-        return self._ensure_entry().state["scene"]
+    def _state(self) -> dict[str, Any]:
+        return self._sources().state
 
     @property
     def scene_name(self) -> str:
-        """Name of the source scene."""
-        return str(self._scene_state["name"])
+        """Name of the source scene (the scenes joined, for several)."""
+        return str(self.source.name)
+
+    @property
+    def scene_names(self) -> list[str]:
+        """Names of the scenes, in order (one for a single scene)."""
+        return [str(s["name"]) for s in self._state["scenes"]]
+
+    def scene_classes(self) -> dict[str, list[str]]:
+        """``{scene: [classes it has]}``."""
+        return {s["name"]: list(s["classes"]) for s in self._state["scenes"]}
+
+    def _scene_index(self, name: str) -> int:
+        names = self.scene_names
+        if name not in names:
+            raise OptionError("scene", name, f"one of the DataModule's scenes ({', '.join(names)})")
+        return names.index(name)
+
+    def scene_labels(self, name: str) -> np.ndarray:
+        """(H, W) int64 labels of scene ``name``: 0 unlabeled, the DataModule's classes 1..K."""
+        return np.asarray(self._sources().entries[self._scene_index(name)].load("label_map", mmap=False))
+
+    def scene_split(self, name: str) -> Split:
+        """The train/val/test :class:`~hsi.preprocess.Split` of scene ``name``."""
+        from hsi.preprocess import Split
+
+        return Split.from_state(self._state["splits"][self._scene_index(name)])
+
+    def _lone_scene(self, what: str, instead: str) -> str:
+        """The name of the only scene; :class:`AttributeError` for several (use ``instead``)."""
+        names = self.scene_names
+        if len(names) != 1:
+            raise AttributeError(f"{len(names)} scenes have one {what} each: use {instead}")
+        return names[0]
 
     @property
     def class_names(self) -> list[str]:
         """Names of classes 1..K."""
-        return list(self._scene_state["class_names"])
+        return list(self._state["class_names"])
 
     @property
     def num_classes(self) -> int:
         """Number of classes K."""
-        return len(self._scene_state["class_names"])
+        return len(self._state["class_names"])
 
     @property
     def palette(self) -> np.ndarray:
         """(K + 1, 3) uint8; row 0 = unlabeled."""
-        return np.asarray(self._scene_state["palette"], dtype=np.uint8)
+        return np.asarray(self._state["palette"], dtype=np.uint8)
 
     @property
     def label_values(self) -> list[int]:
-        """Original label ids of classes 1..K in the source."""
-        return list(self._scene_state["label_values"])
+        """Original label ids of classes 1..K in the source (1..K for several scenes)."""
+        opened = self._sources()
+        if opened.single:
+            return list(opened.entries[0].state["scene"]["label_values"])
+        return list(range(1, self.num_classes + 1))
 
     @property
     def wavelengths(self) -> np.ndarray | None:
-        """Band centres of the source (before preprocessing), or None."""
-        wl = self._scene_state.get("wavelengths")
-        return None if wl is None else np.asarray(wl, dtype=np.float64)
+        """Band centres the model's input comes from (before preprocessing; the common grid of several scenes)."""
+        grid = self._state.get("grid")
+        return None if grid is None else np.asarray(grid, dtype=np.float64)
 
     @property
     def num_bands(self) -> int:
         """Bands after preprocessing (the model's input channels)."""
         return int(self._ensure_entry().load("cube").shape[2])
 
+    def raw_band_count(self) -> int:
+        """Bands before preprocessing (of the common grid for several scenes)."""
+        grid = self._state.get("grid")
+        return len(grid) if grid is not None else int(self._state["scenes"][0]["n_bands"])
+
     @property
     def labels(self) -> np.ndarray:
-        """(H, W) int64 scene labels: 0 unlabeled, classes 1..K."""
-        return np.asarray(self._ensure_entry().load("label_map", mmap=False))
+        """(H, W) int64 scene labels: 0 unlabeled, classes 1..K (a single scene's)."""
+        return self.scene_labels(self._lone_scene("label map", "scene_labels(name)"))
 
     @property
     def image_shape(self) -> tuple[int, int]:
-        """``(H, W)`` of the scene."""
-        shape = self._ensure_entry().load("label_map").shape
+        """``(H, W)`` of the scene (a single scene's)."""
+        shape = self._state["scenes"][self._scene_index(self._lone_scene("image shape", "scene_shapes"))]["shape"]
         return int(shape[0]), int(shape[1])
 
     @property
-    def split(self) -> Split:
-        """The train/val/test split in use."""
-        if self._split_obj is None:
-            from hsi.preprocess import Split
+    def scene_shapes(self) -> dict[str, tuple[int, int]]:
+        """``{scene: (H, W)}``."""
+        return {s["name"]: (int(s["shape"][0]), int(s["shape"][1])) for s in self._state["scenes"]}
 
-            self._split_obj = Split.from_state(self._ensure_entry().state["split"])
-        return self._split_obj
+    @property
+    def split(self) -> Split:
+        """The train/val/test split in use (a single scene's)."""
+        return self.scene_split(self._lone_scene("split", "scene_split(name)"))
+
+    def split_summary(self) -> dict[str, Any]:
+        """The split's parameters and pixel counts (what ``metrics.json`` records).
+
+        A single scene: its split's parameters and counts. Several: the collection's split,
+        its held-out scenes, the counts overall and per scene, and the leakage audit.
+        """
+        from hsi.data.sources.split import collection_leakage
+
+        splits = {name: self.scene_split(name) for name in self.scene_names}
+        counts = {name: {f"{k}_pixels": int(getattr(s, k).sum()) for k in ("train", "val", "test")}
+                  for name, s in splits.items()}
+        if len(splits) == 1:
+            (split,) = splits.values()
+            return {**dict(split.params), **next(iter(counts.values()))}
+        col = self.collection
+        summary: dict[str, Any] = {"method": col.split, "test_scenes": list(col.test_scenes),
+                                   "val_scenes": list(col.val_scenes), "scenes": counts}
+        for k in ("train", "val", "test"):
+            summary[f"{k}_pixels"] = sum(c[f"{k}_pixels"] for c in counts.values())
+        held = list(col.test_scenes) + list(col.val_scenes)
+        summary["leakage"] = collection_leakage(list(splits.values()), list(splits), self.patch_size, held)
+        return summary
+
+    def scene_shift(self) -> dict[str, Any] | None:
+        """Each scene's units, typical raw value and band statistics after preprocessing against the training
+        scenes' (:func:`hsi.data.sources.shift.scene_shift`; warned about once, the first time); None for one scene.
+        """
+        if self._shift is None and len(self.scene_names) > 1:
+            from hsi.preprocess.shift import band_stats
+
+            entries, names = self._sources().entries, self.scene_names
+
+            def stats(scenes: list[str], key: str) -> Any:
+                return band_stats([centre_pixels(entries[names.index(n)], key, self.patch_size) for n in scenes])
+
+            self._shift = scene_shift(self._state["scenes"], self.collection.train_names, stats)
+        return self._shift
+
+    @property
+    def preprocessing(self) -> dict[str, Any]:
+        """The preprocessing that runs (``auto`` resolved): ``scaling``, ``normalize``, ``pca``, ``remove_bands``."""
+        values = self._recipe().values
+        return {name: values[name] for name in ("scaling", "normalize", "pca", "remove_bands")}
+
+    def collection_record(self) -> dict[str, Any]:
+        """The scenes as they ran, for ``metrics.json``: entries, split, held-out scenes, preprocessing, the
+        normalisation that ran and each scene's units."""
+        col, units = self.collection, {s["name"]: s.get("units") for s in self._state["scenes"]}
+        fitted = {"collection": "one pipeline fitted on the training pixels of the training scenes",
+                  "scene": "each scene's own, fitted on " + ("all its valid pixels (unsupervised, labels never read)"
+                                                              if col.split == "scene" else "its own training pixels")}
+        return {"entries": col.to_dict()["scenes"], "split": col.split, "test_scenes": list(col.test_scenes),
+                "val_scenes": list(col.val_scenes), "preprocess": col.preprocess,
+                "preprocess_fitted": fitted[col.preprocess], **self.preprocessing, "units": units}
+
+    def data_arguments(self) -> dict[str, Any]:
+        """The arguments that ran, for reports: a collection's without the single-scene source arguments and split
+        (its entries and split are in :meth:`collection_record`)."""
+        arguments = dict(self.hparams)
+        if len(self.collection.entries) > 1 or arguments.get("scenes") is not None:
+            for name, role in roles(type(self)).items():
+                if (role.kind == "source" and name not in ("scenes", "ignore_georef")) or name == "split":
+                    arguments.pop(name, None)
+        return arguments
+
+    def bands_summary(self) -> dict[str, Any] | None:
+        """The common band grid of several scenes (range, count, widths, from which scene) and how each scene came
+        onto it (method, bands dropped); None for one scene."""
+        state = self._state
+        if len(self.scene_names) == 1:
+            return None
+        from hsi.preprocess.response import grid_summary
+
+        grid = None if state["grid"] is None else {**grid_summary(state["grid"], state.get("grid_fwhm")),
+                                                    "from": state.get("grid_from"),
+                                                    "fwhm_from": state.get("grid_fwhm_from")}
+        return {"grid": grid, "scenes": {s["name"]: s.get("resampling") for s in state["scenes"]}}
 
     @property
     def pipeline(self) -> Pipeline:
-        """The preprocessing pipeline fitted on the training pixels."""
-        if self._pipeline_obj is None:
-            from hsi.preprocess import Pipeline
+        """The preprocessing fitted on the training pixels (of all training scenes; with ``preprocess: scene`` the
+        first training scene's, each scene's own in ``state_dict()["collection"]["pipelines"]``)."""
+        from hsi.preprocess import Pipeline
 
-            self._pipeline_obj = Pipeline.from_state(self._ensure_entry().state["pipeline"])
-        return self._pipeline_obj
+        return Pipeline.from_state(self._state["pipeline"])
 
     @property
     def cache_path(self) -> Path | None:
-        """The cache folder in use (None in memory)."""
+        """The cache folder in use (the first scene's; None in memory)."""
         return self._ensure_entry().path
 
     @property
     def excluded_nonfinite(self) -> dict[str, Any]:
         """Labeled pixels left out of every split because their spectrum holds NaN or Inf (counts, per class, first)."""
-        return dict(self._scene_state.get("excluded_nonfinite") or {"pixels": 0})
+        opened = self._sources()
+        if opened.single:
+            return dict(opened.entries[0].state["scene"].get("excluded_nonfinite") or {"pixels": 0})
+        return {"pixels": sum(int(e.state["scene"].get("excluded_nonfinite", {}).get("pixels", 0))
+                              for e in opened.entries)}
 
     def teardown(self, stage: str) -> None:
         """End of a stage: make sure a DDP process group is freed before the interpreter exits.
@@ -570,23 +712,56 @@ class HSIDataModule(pl.LightningDataModule):
 
     # ================================================================== checkpoint state
     def state_dict(self) -> dict[str, Any]:
-        """JSON-only state: fitted pipeline, split, class names, palette, patch size, label mapping."""
-        entry = self._ensure_entry()
-        return make_state(entry.state, num_bands=self.num_bands, image_shape=self.image_shape,
-                          patch_size=self.patch_size, padding=self.padding)
+        """JSON-only state: fitted pipeline, split, class names, palette, patch size, label mapping (and, for several
+        scenes, ``collection``: the grid, classes, each scene's facts and split)."""
+        opened = self._sources()
+        if opened.single:
+            state = make_state(opened.entries[0].state, num_bands=self.num_bands, image_shape=self.image_shape,
+                               patch_size=self.patch_size, padding=self.padding)
+        else:
+            state = make_collection_state(opened.state, name=self.scene_name, num_bands=self.num_bands,
+                                          patch_size=self.patch_size, padding=self.padding)
+        return {**state, **self._training_facts()}
+
+    def _training_facts(self) -> dict[str, Any]:
+        """What inference checks a new cube against: the training pixels' band statistics after preprocessing, and
+        the training scenes' units and typical raw value (computed once)."""
+        if self._facts is None:
+            from hsi.preprocess.shift import band_stats
+
+            entries, names = self._sources().entries, self.scene_names
+            train = [n for n in self.collection.train_names if self.scene_split(n).train.any()] or names
+            stats = band_stats([centre_pixels(entries[names.index(n)], "train", self.patch_size) for n in train])
+            facts = [s for s in self._state["scenes"] if s["name"] in train]
+            if self._sources().single:
+                scene = entries[0].state["scene"]
+                facts = [{"units": scene.get("units"), "value_level": scene.get("value_level")}]
+            levels = [f.get("value_level") for f in facts if f.get("value_level")]
+            classes = None if len(names) == 1 else [self.class_names[k] for k in
+                                                    sorted(set(np.unique(self.train_dataset.labels).tolist()))]
+            self._facts = {"band_stats": stats.to_dict(), "training_values": {
+                "names": train, "units": [(f.get("units") or {}).get("kind", "unknown") for f in facts],
+                "value_level": float(np.median(levels)) if levels else None, "classes": classes}}
+        return self._facts
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Reuse a checkpoint's split and fitted pipeline (no refitting) from now on."""
+        """Reuse a checkpoint's split(s) and fitted pipeline (no refitting) from now on."""
         check_state(state_dict)
         if int(state_dict["patch_size"]) != int(self.hparams.patch_size):
             logger.warning("patch_size %s from the loaded state overrides the argument patch_size=%s",
                            state_dict["patch_size"], self.hparams.patch_size)
+        if isinstance(self.source, SourceSpec):
+            self._saved = None
+        elif "collection" not in state_dict:
+            raise CheckpointError("HSIDataModule.load_state_dict: the checkpoint was trained on one scene, not on "
+                                  "a collection (scenes=)")
+        else:
+            self._saved = json_roundtrip(state_dict["collection"])
         self._override = json_roundtrip({k: state_dict[k] for k in ("split", "pipeline", "patch_size", "padding")})
-        self._expected_classes = list(state_dict["class_names"])  # checked whenever the cache is opened
-        had = self._entry is not None
-        self._entry = None
+        self._expected_classes = list(state_dict["class_names"])  # checked whenever the caches are opened
+        had = self._opened is not None
+        self._opened = None
         self._datasets.clear()
         if had:
             for stage in sorted(self._stages):
                 self.setup(None if stage == "all" else stage)
-

@@ -92,6 +92,8 @@ class LoadedSource:
     test_labels : (H, W) int64 second map for ``split="fixed"`` (same numbering), or None
     identity : JSON-able description of where it came from
     georef : where the cube lies on the map (:class:`hsi.io.georef.GeoRef`), or None
+    units : what the values are (``cube.meta["units"]``: kind, scale, source, note), or None
+    fwhm : (C,) float64 band widths in nm, or None
     """
 
     name: str
@@ -104,6 +106,8 @@ class LoadedSource:
     test_labels: np.ndarray | None
     identity: dict[str, Any]
     georef: Any = None
+    units: dict[str, Any] | None = None
+    fwhm: np.ndarray | None = None
 
 
 @dataclass
@@ -122,6 +126,8 @@ class SourceSpec:
     test_labels_path: str | None = None
     test_labels_key: str | None = None
     ignore_georef: bool = False
+    units: str | None = None
+    scale: float | None = None
 
     def __post_init__(self) -> None:
         self.scene_options = dict(self.scene_options or {})
@@ -158,6 +164,7 @@ class SourceSpec:
                 "labels_key": self.labels_key,
                 "test_labels": test,
                 "ignore_georef": self.ignore_georef,
+                **({"units": self.units, "scale": self.scale} if (self.units, self.scale) != (None, None) else {}),
             }
         return None
 
@@ -192,6 +199,8 @@ def load_source(spec: SourceSpec) -> LoadedSource:
         test_labels=None if test_raw is None else _renumber(test_raw, values),
         identity=identity,  # type: ignore[arg-type]
         georef=None if spec.ignore_georef else scene.cube.meta.get("georef"),
+        units=scene.cube.meta.get("units"),
+        fwhm=_fwhm(scene.cube.meta),
     )
 
 
@@ -202,7 +211,8 @@ def _load_files(spec: SourceSpec, test_raw: np.ndarray | None) -> LoadedSource:
     from hsi.scenes.palette import scene_palette
 
     policy = "ignore" if spec.ignore_georef else "check"
-    cube = read_cube(spec.cube_path, key=spec.cube_key, layout=spec.layout, georef=policy)
+    cube = read_cube(spec.cube_path, key=spec.cube_key, layout=spec.layout, georef=policy, units=spec.units,
+                     scale=True if spec.scale is None else float(spec.scale))
     raw = read_labels(spec.labels_path, key=spec.labels_key)
     if raw.shape != cube.data.shape[:2]:
         raise ShapeMismatchError(
@@ -214,18 +224,51 @@ def _load_files(spec: SourceSpec, test_raw: np.ndarray | None) -> LoadedSource:
     if test_raw is not None:
         present |= set(np.unique(test_raw[test_raw > 0]).tolist())
     values = sorted(int(v) for v in present)
+    names = label_names(spec.labels_path, spec.labels_key, values)
     return LoadedSource(
         name=spec.name,
         cube=np.ascontiguousarray(cube.data, dtype=np.float32),
         wavelengths=cube.wavelengths,
         labels=_renumber(raw, values),
-        class_names=[f"class_{v}" for v in values],
-        palette=scene_palette([f"class_{v}" for v in values]),
+        class_names=names,
+        palette=scene_palette(names),
         label_values=values,
         test_labels=None if test_raw is None else _renumber(test_raw, values),
         identity=spec.identity(),  # type: ignore[arg-type]
         georef=cube.meta.get("georef"),
+        units=cube.meta.get("units"),
+        fwhm=_fwhm(cube.meta),
     )
+
+
+def _fwhm(meta: dict[str, Any]) -> np.ndarray | None:
+    """The band widths a reader put in ``meta`` (nm), or None."""
+    fwhm = meta.get("fwhm")
+    return None if fwhm is None else np.asarray(fwhm, dtype=np.float64)
+
+
+def label_names(path: str | Path, key: str | None, values: list[int]) -> list[str]:
+    """The names of the label ``values``: those an HDF5 label map stores (``class_names`` of classes 1..K, as
+    :func:`hsi.io.write_h5` writes them), else ``class_<value>``."""
+    stored = _stored_label_names(path, key)
+    if stored is not None and all(1 <= v <= len(stored) for v in values):
+        return [stored[v - 1] for v in values]
+    return [f"class_{v}" for v in values]
+
+
+def _stored_label_names(path: str | Path, key: str | None) -> list[str] | None:
+    """``class_names`` of the label dataset of an HDF5 file (``key``, or "labels"), or None."""
+    if Path(path).suffix.lower() not in (".h5", ".hdf5", ".he5"):
+        return None
+    import h5py
+
+    try:
+        with h5py.File(path, "r") as handle:
+            dataset = handle.get(key or "labels")
+            names = None if dataset is None else dataset.attrs.get("class_names")
+            return None if names is None else [n.decode() if isinstance(n, bytes) else str(n) for n in names]
+    except OSError:
+        return None
 
 
 def check_labels_grid(cube_georef: Any, labels_path: Any, labels_key: str | None, cube_name: Any, policy: str) -> None:

@@ -141,9 +141,9 @@ def check_batches(datamodule: Any, out: str | Path | None = None) -> CheckResult
     """
     from matplotlib.figure import Figure
 
-    h = datamodule.hparams
+    h = datamodule.preprocessing
     c, p, k = int(datamodule.num_bands), int(datamodule.patch_size), int(datamodule.num_classes)
-    bounds = expected_range(h.scaling, h.pca)
+    bounds = expected_range(h["scaling"], h["pca"])
     evidence, problems, ranges = [], [], {}
     fig = Figure(figsize=(9, 3), dpi=100)
     axes = fig.subplots(1, 3)
@@ -167,7 +167,7 @@ def check_batches(datamodule: Any, out: str | Path | None = None) -> CheckResult
                 ax.axvline(edge, color="black", linestyle="--", linewidth=0.8)
     axes[0].set_ylabel("count")
     expect = ("no fixed range (PCA or no scaling): range reported, not checked" if bounds is None
-              else f"{h.scaling} scaling: expected {bounds[0]:g}..{bounds[1]:g} (dashed), "
+              else f"{h['scaling']} scaling: expected {bounds[0]:g}..{bounds[1]:g} (dashed), "
                    f"failing beyond {RANGE_SLACK:g} span outside")
     evidence.insert(0, f"expected (B, {c}, {p}, {p}) float32; {expect}")
     evidence.append(_file_scale(datamodule, problems))

@@ -42,20 +42,22 @@ def check_normalization(datamodule: Any, out: str | Path | None = None) -> Check
     from hsi.data.scene_source import load_source
     from hsi.preprocess import make_pipeline
 
-    h = datamodule.hparams
+    h = datamodule.preprocessing
     src = load_source(datamodule.source)
     train_mask = np.asarray(datamodule.split.train) & np.isfinite(src.cube).all(axis=-1)
     test_mask = np.asarray(datamodule.split.test) & np.isfinite(src.cube).all(axis=-1)
     used = datamodule.pipeline
-    refit = make_pipeline(scaling=h.scaling, pca=h.pca, remove_bands=h.remove_bands, fill_nonfinite="median")
+    refit = make_pipeline(scaling=h["scaling"], pca=h["pca"], remove_bands=h["remove_bands"], fill_nonfinite="median",
+                          normalize=h["normalize"])
     refit.fit(src.cube, train_mask, wavelengths=src.wavelengths)
     train = np.asarray(used.transform(src.cube[train_mask][None]), dtype=np.float64)[0]
     test = np.asarray(used.transform(src.cube[test_mask][None]), dtype=np.float64)[0]
     test_refit = np.asarray(refit.transform(src.cube[test_mask][None]), dtype=np.float64)[0]
     lo, hi = train.min(axis=0), train.max(axis=0)
     span = np.maximum(hi - lo, 1e-12)
+    pca = "" if h["pca"] is None else f", PCA {h['pca']}"
     evidence = [f"{int(train_mask.sum())} training and {int(test_mask.sum())} test pixels; "
-                f"pipeline: {h.scaling or 'no scaling'}{f', PCA {h.pca}' if h.pca is not None else ''}",
+                f"pipeline: {h['scaling'] or 'no scaling'}{pca}",
                 f"training range {lo.min():.4g}..{hi.max():.4g}; test range under the training parameters "
                 f"{test.min():.4g}..{test.max():.4g}"]
     problems = []

@@ -55,7 +55,7 @@ def run_checks(datamodule: Any, out: str | Path | None = None, model_factory: Mo
     if getattr(datamodule, "hparams", {}).get("gather_on_device"):
         raise OptionError("gather_on_device", True, "False for hsi doctor: the checks read host batches (the device "
                           "path cuts the same windows; check it with gather_on_device=False)")
-    if getattr(datamodule, "is_collection", False):
+    if len(datamodule.collection.entries) > 1:
         raise OptionError("scenes", datamodule.hparams["scenes"], "one scene for run_checks (its checks read one cube "
                           "and one split): check each scene of the collection on its own, as hsi doctor --scenes does")
     datamodule.prepare_data()

@@ -293,12 +293,8 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
         source, truth = _open_source(model, cube, scene, root, cube_key, layout, ignore_georef)
     folder, needed = None, None
     try:
-        if model.data_arguments.get("scenes") is not None:  # a collection's checkpoint: the cube onto its band grid
-            from hsi.collection.bands import onto_grid
-
-            source = onto_grid(source, model.wavelengths, model.num_bands_in)
+        source, model, checked = _onto_checkpoint(model, source)
         height, width, n_bands = source.shape
-        check_cube(model, n_bands, source.wavelengths, source.name)
         if labels is not None:
             truth = _ground_truth(model, labels, labels_key, source, ignore_georef)
         if opts.mask_unlabeled and truth is None:
@@ -323,7 +319,7 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
         nodata = _count_nodata(results, source.name)
         return _finish(model, source, results, truth, opts, folder, rgb_bands,
                        {"tiles": tiles_s, "started": started},
-                       describe={"cube": source.name, "n_tiles": job.grid.n_tiles, "nodata_pixels": nodata})
+                       describe={"cube": source.name, "n_tiles": job.grid.n_tiles, "nodata_pixels": nodata, **checked})
     except BaseException as err:
         if folder is not None:
             from hsi.infer.write import abandon_folder
@@ -332,6 +328,20 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
         raise
     finally:
         source.close()
+
+
+def _onto_checkpoint(model: InferenceModel, source: SceneSource) -> tuple[SceneSource, InferenceModel, dict[str, Any]]:
+    """The cube on the checkpoint's bands (resampled by response when they differ), the model with its preprocessing
+    fitted on the cube when the checkpoint scaled each scene on its own, and the records of both and of the
+    scene-shift check (for ``inference.json``)."""
+    from hsi.data.sources.bands import onto_grid
+    from hsi.infer.shift import check_new_scene, fit_on_scene
+
+    source = onto_grid(source, model.wavelengths, model.num_bands_in, model.grid_fwhm)
+    check_cube(model, source.shape[2], source.wavelengths, source.name)
+    model, fitted = fit_on_scene(model, source)
+    return source, model, {"scene_shift": check_new_scene(model, source), "bands": getattr(source, "record", None),
+                           "preprocessing": fitted}
 
 
 def _count_nodata(results: ResultArrays, name: str) -> int:
@@ -384,7 +394,8 @@ def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, t
 
     metrics = None
     if truth is not None:
-        metrics = map_metrics(truth, results.labels, model.class_names, model.test_mask(truth.shape))
+        trained = (model.training_values or {}).get("classes")
+        metrics = map_metrics(truth, results.labels, model.class_names, model.test_mask(truth.shape), trained)
         if metrics["test"] is None:
             metrics["test_note"] = "the checkpoint's split does not match this scene's size: no test-pixel metrics"
         if opts.mask_unlabeled:

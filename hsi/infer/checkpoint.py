@@ -62,6 +62,20 @@ class InferenceModel:
     georef : hsi.io.georef.GeoRef or None
         Where the training scene lies on the map (what its maps get when the scene's own
         source carries none).
+    grid_fwhm : (C,) float64 array or None
+        Band widths (nm) of the training bands: a cube on other bands is resampled onto
+        them by spectral response when known.
+    band_stats : dict or None
+        The training pixels' band statistics after preprocessing
+        (:class:`hsi.preprocess.shift.BandStats`), for the scene-shift check; None in
+        checkpoints written before it.
+    training_values : dict or None
+        ``{"names", "units", "value_level", "classes"}`` of the training scenes (their units,
+        typical raw value and trained classes), for the raw-value check and the scores.
+    fit_per_scene : bool
+        The checkpoint scaled every scene on its own valid pixels (a collection's
+        ``preprocess: scene`` with ``split: scene``): a new scene's preprocessing is fitted
+        the same way, on its own pixels, before it is classified.
     """
 
     net: torch.nn.Module
@@ -79,6 +93,10 @@ class InferenceModel:
     data_arguments: dict[str, Any] = field(default_factory=dict)
     source: str = "model"
     georef: Any = None
+    grid_fwhm: np.ndarray | None = None
+    band_stats: dict[str, Any] | None = None
+    training_values: dict[str, Any] | None = None
+    fit_per_scene: bool = False
 
     @property
     def num_classes(self) -> int:
@@ -189,7 +207,18 @@ def _inference_model(net: torch.nn.Module, state: dict[str, Any], dm_hp: dict[st
         data_arguments=dict(dm_hp),
         source=str(path),
         georef=_georef(state.get("georef"), path),
+        grid_fwhm=None if state.get("grid_fwhm") is None else np.asarray(state["grid_fwhm"], dtype=np.float64),
+        band_stats=state.get("band_stats"),
+        training_values=state.get("training_values"),
+        fit_per_scene=_fits_per_scene(state),
     )
+
+
+def _fits_per_scene(state: dict[str, Any]) -> bool:
+    """True when a collection's state scaled each scene on its own valid pixels (``preprocess: scene``, held-out
+    scenes)."""
+    collection = (state.get("collection") or {}).get("collection") or {}
+    return collection.get("preprocess") == "scene" and collection.get("split") == "scene"
 
 
 def _georef(value: Any, path: Path) -> Any:

@@ -2,7 +2,7 @@
 
 Each scene is mapped by :func:`hsi.infer.infer_scene` into ``out/<name>/`` (the usual
 outputs and manifest ``inference.json``), its cube brought onto the checkpoint's band grid
-first when the checkpoint was trained on a collection (:mod:`hsi.collection.bands`).
+first when the checkpoint was trained on a collection (:mod:`hsi.data.sources.bands`).
 
 Sharding: the scenes are dealt over the processes, scene ``i`` to rank ``i % world_size``
 (ranks from an initialised ``torch.distributed`` group, else ``RANK`` / ``WORLD_SIZE`` as
@@ -64,7 +64,7 @@ def shard_context(rank: int | None = None, world_size: int | None = None) -> tup
 
 def _items(scenes: Any) -> list[_Item]:
     """The scenes: a list of cube paths (named by their stems), or a collection (YAML, pack, entries)."""
-    from hsi.collection.entries import read_collection
+    from hsi.data.sources.entries import read_collection
 
     if isinstance(scenes, (list, tuple)) and all(isinstance(s, (str, Path)) for s in scenes):
         items = [_Item(Path(s).stem, None, str(s)) for s in scenes]
@@ -81,7 +81,7 @@ def _items(scenes: Any) -> list[_Item]:
 
 def _in_union(own: np.ndarray, names: list[str], entry: Any, union: list[str]) -> np.ndarray:
     """Labels ``1..K`` of ``names`` (after the entry's mapping) in the checkpoint's ids; 0 for classes it lacks."""
-    from hsi.collection.classes import mapped_names
+    from hsi.data.sources.classes import mapped_names
 
     names = mapped_names(names, entry.classes, entry.name)
     lut = np.array([0] + [union.index(n) + 1 if n in union else 0 for n in names], dtype=np.int64)
@@ -107,7 +107,7 @@ def _scene_input(item: _Item, union: list[str]) -> tuple[Any, np.ndarray | None]
     file, or a registry / pack scene loaded once for both."""
     if item.entry is None or item.entry.kind == "files":
         return item.cube, _file_truth(item.entry, union)
-    from hsi.collection.load import load_entry
+    from hsi.data.sources.load import load_entry
     from hsi.io import Cube
 
     src = load_entry(item.entry)
@@ -139,15 +139,16 @@ def _collection_state(checkpoint: Any) -> dict[str, Any] | None:
 
 def _scene_model(model: Any, state: dict[str, Any] | None, name: str) -> Any:
     """The model with scene ``name``'s own split (test-pixel metrics) when the checkpoint's collection had it."""
-    split, pipeline = None, model.pipeline
+    split, pipeline, own = None, model.pipeline, False
     names = [] if state is None else [s["name"] for s in state["scenes"]]
     if name in names:
         split = state["splits"][names.index(name)]
         if state.get("pipelines"):  # preprocess: scene: the scene's own pipeline
             from hsi.preprocess import Pipeline
 
-            pipeline = Pipeline.from_state(state["pipelines"][names.index(name)])
-    return dataclasses.replace(model, split_state=split, scene_name=name, georef=None, pipeline=pipeline)
+            pipeline, own = Pipeline.from_state(state["pipelines"][names.index(name)]), True
+    return dataclasses.replace(model, split_state=split, scene_name=name, georef=None, pipeline=pipeline,
+                               fit_per_scene=model.fit_per_scene and not own)
 
 
 def _map_one(model: Any, item: _Item, out: Path, opts: Any, union: list[str]) -> None:

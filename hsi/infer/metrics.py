@@ -43,8 +43,12 @@ def confusion_matrix(truth: Any, predicted: Any, num_classes: int, mask: Any | N
     return cm
 
 
-def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: Any | None) -> dict[str, Any]:
+def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: Any | None,
+                trained: list[str] | None = None) -> dict[str, Any]:
     """Scores of ``predicted`` on the test pixels (when ``test_mask`` is known) and on all labeled pixels.
+
+    ``trained`` (the classes with training pixels; None: all) leaves the pixels of other classes out
+    of the scores, as training does (their count is ``unseen_pixels``).
 
     Returns
     -------
@@ -57,10 +61,16 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
     from hsi.training.metrics import scores_from_confusion
 
     k = len(class_names)
+    unseen = np.array([trained is not None and name not in trained for name in class_names], dtype=bool)
 
     def scores(mask: Any | None) -> dict[str, Any]:
         cm = confusion_matrix(truth, predicted, k, mask)
+        unseen_pixels = int(cm[unseen].sum())
+        cm[unseen] = 0
         out = scores_from_confusion(cm)
+        if unseen.any():
+            out["per_class"] = [None if u else v for u, v in zip(unseen, out["per_class"])]
+            out["unseen_pixels"] = unseen_pixels
         out["confusion"] = cm.tolist()
         out["pixels"] = int(cm.sum())
         # labelled pixels left unclassified (no-data): out of the scores, as training leaves them out of its split

@@ -66,6 +66,8 @@ class ArraySource:
         self.name = name
         self.header: Path | None = None
         self.georef = georef
+        self.fwhm: np.ndarray | None = None  # band widths (nm), when known
+        self.units: dict[str, Any] | None = None  # what the values are (hsi.io.units), when known
 
     def read_window(self, rows: slice, cols: slice) -> np.ndarray:
         """``(h, w, C)`` float32 copy of the window."""
@@ -204,6 +206,8 @@ class LazySource:
         self.name = str(path)
         self.header = _envi_header(path)
         self.georef = lazy.meta.get("georef")
+        self.fwhm = lazy.fwhm
+        self.units = lazy.meta.get("units")
 
     def read_window(self, rows: slice, cols: slice) -> np.ndarray:
         """``(h, w, C)`` float32 block, as :func:`hsi.io.read_cube` would give those pixels."""
@@ -278,7 +282,9 @@ def open_scene_source(cube: Any, key: str | None = None, layout: str | None = No
     from hsi.io import Cube, open_cube
 
     if isinstance(cube, Cube):
-        return ArraySource(cube.data, cube.wavelengths, str(cube.meta.get("source", "cube")), cube.meta.get("georef"))
+        source = ArraySource(cube.data, cube.wavelengths, str(cube.meta.get("source", "cube")), cube.meta.get("georef"))
+        source.fwhm, source.units = cube.fwhm, cube.meta.get("units")
+        return source
     if isinstance(cube, np.ndarray):
         return ArraySource(cube)
     path = Path(cube)

@@ -1,6 +1,8 @@
 """Readers for hyperspectral cubes and label maps, one contract for every format.
 
-``read_cube`` returns a :class:`Cube` (float32 H x W x C, ascending nm wavelengths, meta);
+``read_cube`` returns a :class:`Cube` (float32 H x W x C, ascending nm wavelengths, meta with
+``units`` -- reflectance / radiance / unknown, the scale applied and where that came from, see
+:mod:`hsi.io.units` -- and ``fwhm``, the band widths in nm or None);
 ``read_labels`` an (H, W) int64 map; ``open_cube`` a :class:`LazyCube` for windowed reads.
 Formats: MATLAB .mat v5 and v7.3, HDF5, ENVI (.hdr + binary), ERDAS LAN/GIS, GeoTIFF
 (.tif/.tiff through rasterio: a multi-band file is a cube, a single-band one a label map;

@@ -22,6 +22,11 @@ MIN_RUN = 8
 MAX_RUNS = 8
 
 
+def is_length_unit(units: str | None) -> bool:
+    """Whether ``units`` names a length ("nm", "Micrometers"...) that wavelengths can be converted from."""
+    return (units or "").strip().lower() in _TO_NM
+
+
 def to_nanometers(values, units: str | None, source: str) -> tuple[np.ndarray | None, str, float | None]:
     """Convert wavelengths to float64 nm; returns ``(nm or None, how, multiplier)``.
 

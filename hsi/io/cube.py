@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from hsi.errors import DataQualityWarning
-from hsi.io.lazy import open_cube
+from hsi.io.lazy import fwhm_array, open_cube
 
 
 @dataclass
@@ -25,7 +25,13 @@ class Cube:
         ``sorted_bands``, ``band_index`` (raw band of each output band, None if unchanged),
         ``scale_factor``, ``ignore_value``, ``n_ignored``, ``bbl`` (output band order),
         ``removed_bands`` (raw indices), ``wavelength_source``, ``wavelength_units``,
-        ``georef`` (:class:`hsi.io.georef.GeoRef` or None)...
+        ``georef`` (:class:`hsi.io.georef.GeoRef` or None), ``units`` and ``fwhm`` (below)...
+
+        ``units``: ``{"kind", "scale", "source", "note"}`` -- kind "reflectance" (0-1 after any
+        declared scale factor was applied), "radiance" or "unknown"; scale the divisor applied
+        on reading, or None; source "header", "registry", "user" or "rule" (see
+        :mod:`hsi.io.units`). ``fwhm``: band widths in nm aligned with the output bands (same
+        reordering, reversal and bad-band removal as ``wavelengths``), or None.
     """
 
     data: np.ndarray
@@ -35,6 +41,11 @@ class Cube:
     @property
     def shape(self) -> tuple[int, int, int]:
         return tuple(self.data.shape)  # type: ignore[return-value]
+
+    @property
+    def fwhm(self) -> np.ndarray | None:
+        """(C,) float64 band full widths at half maximum in nm, aligned with the bands; None if unknown."""
+        return fwhm_array(self.meta)
 
     @property
     def height(self) -> int:
@@ -63,6 +74,7 @@ def read_cube(
     scale: bool | float = True,
     band_order: str = "auto",
     georef: str = "check",
+    units: str | None = None,
 ) -> Cube:
     """Read a hyperspectral cube from .mat (v5, v7.3), .h5/.hdf5, ENVI (.hdr) or ERDAS .lan.
 
@@ -83,6 +95,12 @@ def read_cube(
     georef : "check" reads the georeference (``meta["georef"]``, a
         :class:`hsi.io.georef.GeoRef` or None) and refuses a broken one
         (:class:`hsi.errors.GeoRefError`); "ignore" reads none.
+    units : what the values are, "reflectance", "radiance" or "unknown", overriding what the
+        file declares and the undeclared rule (``meta["units"]["source"]`` is then "user"; the
+        values are not changed). None (default): from the file, else by the rule of
+        :func:`hsi.io.units.infer_units` (integers without a declared scale stay as stored,
+        kind "unknown"; undeclared floats within -0.5 to 2 are reflectance). A bad value
+        raises :class:`hsi.errors.OptionError`.
 
     Returns
     -------
@@ -91,15 +109,21 @@ def read_cube(
     infinite values are counted in ``meta['n_nonfinite']`` (values),
     ``meta['n_nonfinite_pixels']`` and ``meta['n_nonfinite_bands']``, and warned about
     (:class:`hsi.errors.DataQualityWarning`), as is a cube whose finite values are all equal.
+    ``meta["units"]`` and ``meta["fwhm"]`` say what the values are and how wide the bands are.
     """
     lazy = open_cube(
         path, key, layout, expected_bands=expected_bands, drop_bad_bands=drop_bad_bands,
-        scale=scale, band_order=band_order, georef=georef,
+        scale=scale, band_order=band_order, georef=georef, units=units,
     )
     with lazy:
         data, n_ignored = lazy._read(slice(None), slice(None))
     meta = dict(lazy.meta, n_ignored=n_ignored, **nonfinite_counts(data))
-    _warn_quality(data, meta)
+    finite = np.isfinite(data)  # a mask, not a copy of the values
+    lo = float(np.min(data, where=finite, initial=np.inf))
+    hi = float(np.max(data, where=finite, initial=-np.inf))
+    del finite
+    meta["units"] = lazy._plan.units(lo, hi)
+    _warn_quality(data, meta, lo, hi)
     return Cube(data=data, wavelengths=lazy.wavelengths, meta=meta)
 
 
@@ -113,8 +137,8 @@ def nonfinite_counts(data: np.ndarray) -> dict[str, int]:
     }
 
 
-def _warn_quality(data: np.ndarray, meta: dict) -> None:
-    """Warn (:class:`DataQualityWarning`) about non-finite values and about a constant cube."""
+def _warn_quality(data: np.ndarray, meta: dict, lo: float, hi: float) -> None:
+    """Warn (:class:`DataQualityWarning`) about non-finite values and about a constant cube (finite range lo..hi)."""
     where = meta.get("source")
     if meta["n_nonfinite"]:
         ignored = f", {meta['n_ignored']} of them from the data ignore value" if meta.get("n_ignored") else ""
@@ -124,11 +148,9 @@ def _warn_quality(data: np.ndarray, meta: dict) -> None:
             f"pixels out and fills the values in others' windows (counts in cube.meta)",
             DataQualityWarning, stacklevel=3,
         )
-    finite = np.isfinite(data)  # a mask, not a copy of the values
-    lo = np.min(data, where=finite, initial=np.inf)
     if not np.isfinite(lo):
         warnings.warn(f"{where}: no finite value at all in the cube", DataQualityWarning, stacklevel=3)
-    elif lo == np.max(data, where=finite, initial=-np.inf):
+    elif lo == hi:
         warnings.warn(
             f"{where}: every finite value of the cube is {float(lo)!r}; there is nothing to learn "
             f"from (a blank or wrongly decoded file?)", DataQualityWarning, stacklevel=3,

@@ -1,7 +1,8 @@
 """Plain-text facts about a cube or a label map: what ``hsi inspect`` prints.
 
 :func:`describe_cube` reports the chosen key, shape, layout decision, storage interleave,
-wavelengths, any scale applied, the georeference (CRS, transform) and nodata value,
+wavelengths, any scale applied, the units (kind, scale, where from), the band widths (fwhm),
+the georeference (CRS, transform) and nodata value,
 non-finite and negative counts, constant bands and
 per-band ranges; :func:`describe_labels` the class counts of a label map (and says when a
 2-D array looks like data rather than classes).
@@ -14,7 +15,8 @@ from typing import IO, Any
 
 import numpy as np
 
-__all__ = ["MAX_CLASSES", "describe_cube", "describe_georef", "describe_labels", "describe_scale"]
+__all__ = ["MAX_CLASSES", "describe_cube", "describe_fwhm", "describe_georef", "describe_labels", "describe_scale",
+           "describe_units"]
 
 #: Per-class counts printed for at most this many classes.
 MAX_SHOWN = 30
@@ -54,6 +56,24 @@ def describe_scale(meta: dict[str, Any]) -> str:
     if not steps:
         return "none applied (values as stored, cast to float32)"
     return ", ".join(steps) + ", after the cast to float32"
+
+
+def describe_units(units: dict[str, Any] | None) -> str:
+    """``<kind>[, scale <s>] (<source>: <note>)`` of a ``meta["units"]`` dict ("not recorded" without one)."""
+    if not units:
+        return "not recorded"
+    scale = "" if units.get("scale") is None else f", scale {_fmt(float(units['scale']))}"
+    return f"{units.get('kind')}{scale} ({units.get('source')}: {units.get('note')})"
+
+
+def describe_fwhm(fwhm: Any) -> str:
+    """The band widths' range in nm (``meta["fwhm"]``), or "unknown"."""
+    if fwhm is None or len(fwhm) == 0:
+        return "unknown"
+    values = np.asarray(fwhm, dtype=np.float64)
+    if values.min() == values.max():
+        return f"{_fmt(values[0])} nm (all {values.size} bands)"
+    return f"{_fmt(values.min())} - {_fmt(values.max())} nm ({values.size} bands)"
 
 
 def describe_georef(georef: Any, out: IO[str], nodata: float | None = None, problem: str | None = None) -> None:
@@ -117,6 +137,8 @@ def describe_cube(cube: Any, out: IO[str]) -> None:
         print(f"interleave: {meta['interleave']} (as stored in the file)", file=out)
     _print_wavelengths(cube, meta, out)
     print(f"scale: {describe_scale(meta)}", file=out)
+    print(f"units: {describe_units(meta.get('units'))}", file=out)
+    print(f"fwhm: {describe_fwhm(meta.get('fwhm'))}", file=out)
     describe_georef(meta.get("georef"), out, meta.get("ignore_value"), meta.get("georef_problem"))
     n_nan, n_inf = int(np.isnan(data).sum()), int(np.isinf(data).sum())
     print(f"NaN: {n_nan}  Inf: {n_inf}  (ignored values -> NaN: {meta.get('n_ignored', 0)})", file=out)

@@ -3,7 +3,8 @@
 Parsed in stages: find the header/binary pair, read the header text to a dict, check the
 required fields and that the binary's size matches them, then memory-map through
 ``spectral.envi.open`` and collect optional metadata (wavelengths and units, fwhm, ``bbl``,
-``data ignore value``, ``reflectance scale factor``).
+``data ignore value``, ``reflectance scale factor``, ``data units`` / ``units``). Malformed
+optional metadata warns (:class:`hsi.errors.DataQualityWarning`) and is ignored.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from spectral.io.bipfile import BipFile
 from spectral.io.bsqfile import BsqFile
 from spectral.utilities.errors import SpyException
 
-from hsi.errors import CubeFormatError, DatasetNotFoundError, WavelengthError
+from hsi.errors import CubeFormatError, DataQualityWarning, DatasetNotFoundError, WavelengthError
 from hsi.io.source import RawSource
 
 _BINARY_EXTS = (".img", ".dat", ".raw", ".bsq", ".bil", ".bip", ".bin")
@@ -126,7 +127,8 @@ def _floats(fields: dict, name: str, header: Path, required: bool = False) -> np
     except (TypeError, ValueError) as err:
         if required:
             raise WavelengthError(f"{header}: malformed {name!r} in ENVI header ({err})") from err
-        warnings.warn(f"{header}: malformed {name!r} in ENVI header ignored ({err})", stacklevel=3)
+        warnings.warn(f"{header}: malformed {name!r} in ENVI header ignored ({err})", DataQualityWarning,
+                      stacklevel=3)
         return None
 
 
@@ -135,6 +137,21 @@ def _scalar(fields: dict, name: str, header: Path) -> float | None:
     if values is None or values.size == 0:
         return None
     return float(values[0])
+
+
+#: header fields that may say what the values are ("W/(m2 sr um)", "reflectance"), in order of preference
+DATA_UNITS_FIELDS = ("data units", "units")
+
+
+def data_units(fields: dict, header: Path) -> tuple[str | None, str | None]:
+    """``(text, where)`` of the first of :data:`DATA_UNITS_FIELDS` the header has, or ``(None, None)``."""
+    for name in DATA_UNITS_FIELDS:
+        value = fields.get(name)
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        if value is not None and str(value).strip():
+            return str(value).strip(), f"ENVI header {header.name} field {name!r}"
+    return None, None
 
 
 def open_envi(path: Path, georef: str = "check") -> RawSource:
@@ -154,6 +171,7 @@ def open_envi(path: Path, georef: str = "check") -> RawSource:
     except _ERRORS as err:
         raise CubeFormatError(f"{binary}: could not open ENVI image ({type(err).__name__}: {err})") from err
     bbl = _floats(fields, "bbl", header)
+    units_text, units_origin = data_units(fields, header)
     source = RawSource(
         binary, "envi", array, layout="HWC",
         wavelengths=_floats(fields, "wavelength", header, required=True),
@@ -163,6 +181,8 @@ def open_envi(path: Path, georef: str = "check") -> RawSource:
         bbl=None if bbl is None else (bbl != 0).astype(np.int64),
         ignore_value=_scalar(fields, "data ignore value", header),
         scale_factor=_scalar(fields, "reflectance scale factor", header),
+        data_units=units_text,
+        data_units_origin=units_origin,
         extra={
             "header": str(header),
             "interleave": fields["interleave"],

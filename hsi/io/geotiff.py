@@ -3,8 +3,9 @@
 A multi-band GeoTIFF is a cube H x W x C in band order; a single-band one is a label map
 (:func:`hsi.io.read_labels`). Parsed in stages: open the dataset (a file GDAL cannot read
 as a TIFF is a :class:`CubeFormatError`), check the band dtype and the nodata value against
-it, read per-band scale/offset, find wavelengths (GDAL band metadata, then band
-descriptions, then an ENVI ``.hdr`` beside the file) and the georeference (CRS and affine
+it, read per-band scale/offset and the data units (GDAL band units, then ``units`` tags),
+find wavelengths and band widths (GDAL band metadata, then band descriptions, then an
+ENVI ``.hdr`` beside the file) and the georeference (CRS and affine
 transform, refused when unusable unless ``georef="ignore"``). The dataset stays open and
 windows are read from it on demand, so a GeoTIFF larger than memory is never loaded whole.
 """
@@ -30,6 +31,8 @@ _IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 _TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
 #: GDAL's private TIFF tag holding the nodata value as text
 _GDAL_NODATA_TAG = 42113
+#: band / dataset tags that may say what the values are, in order of preference
+DATA_UNITS_TAGS = ("units", "data_units", "data units")
 #: a number followed by a length unit, as band descriptions hold it ("Band 1 (450.0 nm)", "0.45 um")
 _DESCRIPTION_WAVELENGTH = re.compile(
     r"(?<![\w.])([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
@@ -218,10 +221,13 @@ def _from_band_tags(dataset: Any, path: Path) -> tuple | None:
         if len(set(units)) > 1:  # per-band units that differ: convert each to nm here
             from hsi.io.bands import to_nanometers
 
-            converted = [to_nanometers([v], u, str(path))[0] for v, u in zip(values, units)]
-            if any(c is None for c in converted):  # a unit that is no length (already warned about)
+            converted = [to_nanometers([v], u, str(path)) for v, u in zip(values, units)]
+            if any(c[0] is None for c in converted):  # a unit that is no length (already warned about)
                 return None
-            values, units = np.concatenate(converted), ["nm"]
+            values, units = np.concatenate([c[0] for c in converted]), ["nm"]
+            fwhm = _numbers([t.get("fwhm") for t in tags], "fwhm", path)
+            fwhm = None if fwhm is None else fwhm * np.array([c[2] for c in converted])  # band by band, like values
+            return values, "nm", "GDAL band metadata 'wavelength'", fwhm
         fwhm = _numbers([t.get("fwhm") for t in tags], "fwhm", path)
         return values, units[0], "GDAL band metadata 'wavelength'", fwhm
     imagery = [dataset.tags(b, ns="IMAGERY") for b in dataset.indexes]
@@ -259,14 +265,31 @@ def _from_header(path: Path) -> tuple | None:
             if values is None:
                 return None
             values = np.array([float(v) for v in (values if isinstance(values, list) else [values])])
-            fwhm = fields.get("fwhm")
-            fwhm = None if fwhm is None else np.array([float(v) for v in (fwhm if isinstance(fwhm, list) else [fwhm])])
         except _HEADER_ERRORS as err:
             warnings.warn(f"{header}: ENVI header beside {path.name} not used for wavelengths "
                           f"({type(err).__name__}: {err})", DataQualityWarning, stacklevel=4)
             return None
+        fwhm = fields.get("fwhm")
+        try:
+            fwhm = None if fwhm is None else np.array([float(v) for v in (fwhm if isinstance(fwhm, list) else [fwhm])])
+        except ValueError as err:  # optional: the wavelengths are still used
+            warnings.warn(f"{header}: malformed 'fwhm' ignored ({err})", DataQualityWarning, stacklevel=4)
+            fwhm = None
         return values, fields.get("wavelength units"), f"ENVI header {header.name} beside the GeoTIFF", fwhm
     return None
+
+
+def _data_units(dataset: Any) -> tuple[str | None, str | None]:
+    """``(text, where)``: what the bands' values are, from GDAL band units, then band tags, then dataset tags."""
+    per_band = [u.strip() for u in (getattr(dataset, "units", None) or ()) if u and u.strip()]
+    if per_band:
+        found = sorted(set(per_band))
+        return "; ".join(found), "GDAL band units" + (" (they differ between bands)" if len(found) > 1 else "")
+    for where, tags in [("band 1 tag", dataset.tags(1)), ("dataset tag", dataset.tags())]:
+        for name in DATA_UNITS_TAGS:
+            if str(tags.get(name) or "").strip():
+                return str(tags[name]).strip(), f"GeoTIFF {where} {name!r}"
+    return None, None
 
 
 def read_geotiff_georef(dataset: Any, where: str) -> GeoRef | None:
@@ -316,10 +339,12 @@ def open_geotiff(path: Path, georef: str = "check") -> RawSource:
         geo = None if georef == "ignore" else read_geotiff_georef(dataset, str(path))
         values, units, origin, fwhm = _from_band_tags(dataset, path) or _from_descriptions(dataset) \
             or _from_header(path) or (None, None, None, None)
+        data_units, data_units_origin = _data_units(dataset)
         return RawSource(
             path, "geotiff", GeoTiffBands(dataset, path), layout="HWC",
             wavelengths=values, wavelength_units=units, wavelength_source=origin, fwhm=fwhm,
             ignore_value=nodata, band_scale=band_scale, band_offset=band_offset,
+            data_units=data_units, data_units_origin=data_units_origin, scaling_origin="GDAL band scale/offset",
             extra={"georef": geo, "driver": dataset.driver, "nodata": nodata,
                    "band_descriptions": list(dataset.descriptions)},
             closer=dataset.close,

@@ -1,15 +1,26 @@
-"""HDF5 files (.h5/.hdf5) and MATLAB v7.3 files, read lazily through h5py."""
+"""HDF5 files (.h5/.hdf5) and MATLAB v7.3 files, read lazily through h5py.
+
+Plain HDF5 files may declare what the values are with attributes of the cube dataset (or,
+failing that, of the file): ``units`` (a data-units string such as "reflectance" or
+"W/(m2 sr um)"; a length unit there is taken as the wavelengths' unit, as before),
+``reflectance_scale_factor`` (ENVI's meaning: reflectance = value / factor), ``scale_factor``
+and ``add_offset`` (the netCDF/CF meaning: value = stored * scale_factor + add_offset) and
+``fwhm`` (band widths, in the wavelengths' unit). MATLAB v7.3 files declare none of these.
+"""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import h5py
 import numpy as np
 
-from hsi.errors import CubeFormatError
+from hsi.errors import CubeFormatError, DataQualityWarning
+from hsi.io.bands import is_length_unit
 from hsi.io.discovery import ArrayInfo, choose, is_numeric, is_vector, is_wavelength_name
 from hsi.io.source import RawSource, ReversedAxes
+from hsi.io.units import parse_units_text
 
 _MATLAB_SKIP = {b"char", b"cell", b"struct", b"function_handle", b"struct_array"}
 
@@ -51,12 +62,66 @@ def walk(handle: h5py.File, matlab: bool) -> tuple[list[ArrayInfo], dict[str, h5
     return infos, datasets
 
 
+def _text(value) -> str:
+    value = value.item() if isinstance(value, np.ndarray) and value.size == 1 else value
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
+
+
 def _units(attrs) -> str | None:
+    """The wavelengths' unit: ``wavelength_units``, else a ``units`` that names no data quantity."""
     for name in ("wavelength_units", "wavelength units", "units"):
         if name in attrs:
-            value = attrs[name]
-            return value.decode() if isinstance(value, bytes) else str(value)
+            value = _text(attrs[name])
+            if name == "units" and parse_units_text(value) in ("reflectance", "radiance"):
+                return None  # the data's units (see _declare_units), not the wavelengths'
+            return value
     return None
+
+
+def _attribute(places: list[tuple[str, h5py.AttributeManager]], name: str) -> tuple[str, object] | None:
+    """``(where, value)`` of the first place that has attribute ``name``."""
+    for where, attrs in places:
+        if name in attrs:
+            return f"attribute {name!r} of {where}", attrs[name]
+    return None
+
+
+def _number(found: tuple[str, object] | None, path: Path) -> float | None:
+    """The one finite number an attribute holds; a malformed one warns and is ignored."""
+    if found is None:
+        return None
+    value = np.asarray(found[1])
+    if value.size == 1 and np.issubdtype(value.dtype, np.number) and np.isfinite(value.reshape(())):
+        return float(value.reshape(()))
+    warnings.warn(f"{path}: {found[0]} ignored (found {value.dtype} {value.shape}; expected one finite number)",
+                  DataQualityWarning, stacklevel=4)
+    return None
+
+
+def _declare_units(source: RawSource, dataset: h5py.Dataset, root: h5py.AttributeManager, path: Path) -> None:
+    """Data units, scale factors and band widths from the dataset's (else the file's) attributes."""
+    places = [(repr(dataset.name.lstrip("/")), dataset.attrs), ("the file", root)]
+    units = _attribute(places, "units")
+    if units is not None and not is_length_unit(_text(units[1])):
+        source.data_units, source.data_units_origin = _text(units[1]), units[0]
+    source.scale_factor = _number(_attribute(places, "reflectance_scale_factor"), path)
+    cf_scale = _number(_attribute(places, "scale_factor"), path)
+    cf_offset = _number(_attribute(places, "add_offset"), path)
+    if cf_scale == 0:
+        raise CubeFormatError(f"{path}: attribute 'scale_factor' is 0; expected a finite non-zero number "
+                              f"(value = stored * scale_factor + add_offset)")
+    if cf_scale not in (None, 1.0) or cf_offset not in (None, 0.0):
+        source.band_scale = None if cf_scale in (None, 1.0) else np.array([cf_scale])
+        source.band_offset = None if cf_offset in (None, 0.0) else np.array([cf_offset])
+        source.scaling_origin = "CF attributes scale_factor/add_offset"
+    fwhm = _attribute(places, "fwhm")
+    if fwhm is not None:
+        values = np.asarray(fwhm[1])
+        if values.dtype.kind in "iuf":
+            source.fwhm = values.astype(np.float64).ravel()
+        else:
+            warnings.warn(f"{path}: {fwhm[0]} ignored (found {values.dtype}; expected numbers)",
+                          DataQualityWarning, stacklevel=3)
 
 
 def _attr_wavelengths(attrs) -> tuple[str, np.ndarray] | None:
@@ -115,6 +180,8 @@ def open_hdf5(path: Path, key: str | None, matlab: bool, georef: str = "check") 
         source.ignore_value = nodata_attribute(dataset.attrs, f"{path} dataset {info.name!r}")
         if georef != "ignore" and not matlab:
             source.extra["georef"] = from_h5_attrs(dataset.attrs, f"{path} dataset {info.name!r}")
+        if not matlab:
+            _declare_units(source, dataset, handle.attrs, path)
         declared = _attr_wavelengths(dataset.attrs)
         if declared is not None:
             source.wavelengths = declared[1]

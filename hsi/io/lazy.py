@@ -9,6 +9,7 @@ import numpy as np
 from hsi.errors import CubeFormatError, OptionError
 from hsi.io.plan import ReadPlan, build_plan
 from hsi.io.source import RawSource
+from hsi.io.units import check_units_option
 
 
 def _window(sl: slice, n: int, name: str, where: str) -> slice:
@@ -26,6 +27,12 @@ def _window(sl: slice, n: int, name: str, where: str) -> slice:
     return slice(start, stop)
 
 
+def fwhm_array(meta: dict) -> np.ndarray | None:
+    """``meta["fwhm"]`` as a (C,) float64 array, or None."""
+    values = meta.get("fwhm")
+    return None if values is None else np.asarray(values, dtype=np.float64)
+
+
 class LazyCube:
     """A cube left on disk; :meth:`read_window` reads only the requested rows and columns.
 
@@ -38,7 +45,9 @@ class LazyCube:
     ----------
     shape : (H, W, C) of the cube as ``read_cube`` returns it.
     wavelengths : (C,) float64 nm ascending, or None.
-    meta : dict, as ``Cube.meta`` (without counts that need the whole cube).
+    meta : dict, as ``Cube.meta`` (without counts that need the whole cube; ``units`` decided
+        without reading values, see :func:`open_cube`).
+    fwhm : (C,) float64 band widths in nm, or None (from ``meta["fwhm"]``).
     """
 
     def __init__(self, source: RawSource, plan: ReadPlan, shape, wavelengths, meta: dict) -> None:
@@ -52,6 +61,11 @@ class LazyCube:
     height = property(lambda self: self.shape[0])
     width = property(lambda self: self.shape[1])
     n_bands = property(lambda self: self.shape[2])
+
+    @property
+    def fwhm(self) -> np.ndarray | None:
+        """(C,) float64 band full widths at half maximum in nm, aligned with the bands; None if unknown."""
+        return fwhm_array(self.meta)
 
     def _read(self, rows: slice, cols: slice) -> tuple[np.ndarray, int]:
         plan = self._plan
@@ -144,6 +158,7 @@ def open_cube(
     scale: bool | float = True,
     band_order: str = "auto",
     georef: str = "check",
+    units: str | None = None,
 ) -> LazyCube:
     """Open a cube for windowed reading without loading it (arguments as :func:`read_cube`).
 
@@ -152,13 +167,17 @@ def open_cube(
     access and are loaded whole.
     ``georef`` is "check" (a broken georeference raises :class:`hsi.errors.GeoRefError`) or
     "ignore" (none is read).
+    ``meta`` carries ``units`` and ``fwhm`` as :func:`read_cube`'s does, except that no value is
+    read ahead: float data that nothing declares has kind "unknown" here (``read_cube`` applies
+    the range rule of :func:`hsi.io.units.infer_units` to the values it reads).
     """
     from hsi.io.dispatch import open_source
 
+    check_units_option(units)  # before any file is opened
     source = open_source(path, key, georef)
     try:
         plan, shape, wavelengths, meta = build_plan(
-            source, layout, expected_bands, drop_bad_bands, scale, band_order
+            source, layout, expected_bands, drop_bad_bands, scale, band_order, units
         )
     except BaseException:
         source.close()

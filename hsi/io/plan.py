@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from hsi.errors import BandMismatchError, CubeFormatError, OptionError, WavelengthError
+from hsi.errors import BandMismatchError, CubeFormatError, DataQualityWarning, OptionError, WavelengthError
 from hsi.io.bands import band_order, check_count, to_nanometers
 from hsi.io.layout import detect_layout, parse_layout, to_hwc_axes
 from hsi.io.source import RawSource
+from hsi.io.units import apply_declaration, check_units_option, declared_units, file_declaration, infer_units
 
 
 @dataclass
@@ -24,6 +27,10 @@ class ReadPlan:
     scale : divide by this after converting to float32, or None.
     band_scale, band_offset : (C_out,) float32 per-band ``raw * scale + offset`` (output band
         order), applied after the ignored values become NaN and before ``scale``; or None.
+    value_dtype : dtype of the values as read before the cast (float32 once anything is
+        scaled), what the units rule (:func:`hsi.io.units.infer_units`) sees.
+    declared_units : what the file (or the caller) declares about the units, a partial or
+        complete ``meta["units"]`` dict, or None.
     """
 
     layout: str
@@ -32,6 +39,22 @@ class ReadPlan:
     scale: float | None
     band_scale: np.ndarray | None = None
     band_offset: np.ndarray | None = None
+    value_dtype: str = "float32"
+    declared_units: dict | None = None
+    user_units: str | None = None
+
+    def units(self, finite_min: float | None = None, finite_max: float | None = None) -> dict[str, Any]:
+        """``meta["units"]`` for values whose finite range is ``finite_min..finite_max`` (None: not scanned).
+
+        The file's declaration and the undeclared rule (:func:`hsi.io.units.infer_units`),
+        overridden by the caller's ``units=`` when given.
+        """
+        found = infer_units(self.value_dtype, finite_min, finite_max, self.declared_units)
+        if self.user_units is None:
+            return found
+        user = declared_units(self.user_units, note=f"declared by the caller (units={self.user_units!r})",
+                              source="user")
+        return apply_declaration(found, user)
 
     @property
     def axes(self) -> tuple[int, int, int]:
@@ -118,6 +141,8 @@ def _band_scaling(source: RawSource, scale: bool | float, index: np.ndarray, n_b
             out.append(None)
             continue
         values = np.asarray(values, dtype=np.float64).ravel()
+        if values.size == 1:  # one scale for every band (HDF5 CF ``scale_factor``)
+            values = np.full(n_bands, values[0])
         if values.size != n_bands:
             raise CubeFormatError(f"{where}: {values.size} {name} values for {n_bands} bands")
         out.append(values[index])
@@ -146,6 +171,99 @@ def _bad_bands(source: RawSource, index: np.ndarray, n_bands: int, drop: bool,
     return index[bbl[index] != 0], bbl, [int(i) for i in index if bbl[i] == 0]
 
 
+
+
+def _fwhm(source: RawSource, mult: float | None, index: np.ndarray, n_bands: int, where: str) -> list[float] | None:
+    """Band widths in nm in output band order, or None; a malformed or wrong-length fwhm warns and is dropped."""
+    if source.fwhm is None:
+        return None
+    values = np.asarray(source.fwhm, dtype=np.float64).ravel()
+    good = np.isfinite(values) & (values > 0)
+    problem = None
+    if mult is None:
+        problem = "no usable wavelengths, so its units are unknown"
+    elif values.size != n_bands:
+        problem = f"{values.size} values for {n_bands} bands; the counts must match"
+    elif not good.all():
+        bad = int(np.flatnonzero(~good)[0])
+        problem = f"value {bad} is {float(values[bad])!r}; band widths must be finite and positive"
+    if problem is not None:
+        warnings.warn(f"{where}: fwhm ignored ({problem})", DataQualityWarning, stacklevel=5)
+        return None
+    return (values * mult)[index].tolist()
+
+
+def _applied(source: RawSource, scale: bool | float, factor: float | None, band_scale: np.ndarray | None,
+             band_offset: np.ndarray | None) -> tuple[float | None, str | None]:
+    """``(divisor, what)``: the divisor applied on reading (None: none, or per-band scales that differ) in words."""
+    parts, notes, divisor = [], [], 1.0
+    if band_scale is not None:
+        if np.all(band_scale == band_scale[0]):
+            divisor /= float(band_scale[0])
+            parts.append(f"scale {band_scale[0]:g} (divided by {1 / band_scale[0]:.6g})")
+        else:
+            divisor = None
+            parts.append(f"per-band scales {band_scale.min():g} to {band_scale.max():g}")
+    if band_offset is not None:
+        parts.append(f"offsets {band_offset.min():g} to {band_offset.max():g}")
+    if parts:
+        notes.append(f"{source.scaling_origin or 'band scale/offset'} applied: {', '.join(parts)}")
+    if factor is not None:
+        divisor = None if divisor is None else divisor * factor
+        notes.append(f"reflectance scale factor {factor:g} applied" if scale is True
+                     else f"divided by {factor:g} (scale={factor:g})")
+    if not notes:
+        return None, None
+    return (None if divisor is None or divisor == 1.0 else divisor), "; ".join(notes)
+
+
+def _file_units(source: RawSource, scale: bool | float, factor: float | None, band_scale: np.ndarray | None,
+                band_offset: np.ndarray | None) -> tuple[dict | None, str]:
+    """``(declaration, value dtype)`` for the units rule: what the file declares and what reading applied."""
+    applied, what = _applied(source, scale, factor, band_scale, band_offset)
+    declared = file_declaration(source.data_units, source.data_units_origin, source.scale_factor, scale, applied, what)
+    changed = factor is not None or band_scale is not None or band_offset is not None
+    return declared, "float32" if changed else np.dtype(source.array.dtype).name
+
+
+def _meta(source: RawSource, plan: ReadPlan, shape: tuple[int, ...], why: str, how: str, wavelength_facts: tuple,
+          bbl: np.ndarray | None, removed: list[int], band_scaling: tuple, fwhm: list[float] | None) -> dict:
+    """What was read and decided, as ``Cube.meta`` holds it (counts that need the values come later)."""
+    index = np.arange(shape[plan.layout.index("C")]) if plan.band_index is None else plan.band_index
+    wl_from, unit_note = wavelength_facts
+    band_scale, band_offset = band_scaling
+    return {
+        "source": str(source.path),
+        "format": source.format,
+        "key": source.key,
+        "original_dtype": np.dtype(source.array.dtype).name,
+        "original_shape": shape,
+        "original_layout": plan.layout,
+        "layout_reason": why,
+        "transposed": plan.layout != "HWC",
+        "reversed_bands": how == "reversed",
+        "sorted_bands": how == "sorted",
+        "band_order": how,
+        "band_index": None if plan.band_index is None else index.tolist(),
+        "wavelength_source": wl_from,
+        "wavelength_units": unit_note,
+        "fwhm": fwhm,
+        "units": plan.units(),
+        "scale_factor": plan.scale,
+        "band_scale": None if band_scale is None else band_scale.tolist(),
+        "band_offset": None if band_offset is None else band_offset.tolist(),
+        "ignore_value": source.ignore_value,
+        "bbl": None if bbl is None else bbl[index].tolist(),
+        "removed_bands": removed,
+        "ignored_wavelength_vectors": [
+            f"{name} ({values.size} values)" for name, values, _ in source.wavelength_candidates
+            if wl_from != name
+        ],
+        "georef": None,  # a reader that found one sets source.extra["georef"]
+        **source.extra,
+    }
+
+
 def build_plan(
     source: RawSource,
     layout: str | None = None,
@@ -153,10 +271,16 @@ def build_plan(
     drop_bad_bands: bool = False,
     scale: bool | float = True,
     band_order_mode: str = "auto",
+    units: str | None = None,
 ) -> tuple[ReadPlan, tuple[int, int, int], np.ndarray | None, dict]:
-    """Decide everything about a read; returns ``(plan, out_shape, wavelengths_nm, meta)``."""
+    """Decide everything about a read; returns ``(plan, out_shape, wavelengths_nm, meta)``.
+
+    ``meta["units"]`` is decided without looking at values: float data that nothing declares
+    is "unknown" until :func:`hsi.io.read_cube` applies the range rule (``plan.units(lo, hi)``).
+    """
     where = str(source.path)
     _check_scale(scale)
+    units = check_units_option(units)
     if band_order_mode not in ("auto", "strict"):
         raise OptionError("band_order", band_order_mode, "'auto' or 'strict'")
     _check_dtype(source, where)
@@ -173,37 +297,11 @@ def build_plan(
     factor = _scale_factor(source, scale, where)
     identity = index.size == n_bands and np.array_equal(index, np.arange(n_bands))
     band_scale, band_offset = _band_scaling(source, scale, index, n_bands, where)
+    file_units, value_dtype = _file_units(source, scale, factor, band_scale, band_offset)
     plan = ReadPlan(lay, None if identity else index, source.ignore_value, factor,
-                    *(None if v is None else v.astype(np.float32) for v in (band_scale, band_offset)))
-    meta = {
-        "source": where,
-        "format": source.format,
-        "key": source.key,
-        "original_dtype": np.dtype(source.array.dtype).name,
-        "original_shape": shape,
-        "original_layout": lay,
-        "layout_reason": why,
-        "transposed": lay != "HWC",
-        "reversed_bands": how == "reversed",
-        "sorted_bands": how == "sorted",
-        "band_order": how,
-        "band_index": None if identity else index.tolist(),
-        "wavelength_source": wl_from,
-        "wavelength_units": unit_note,
-        "scale_factor": factor,
-        "band_scale": None if band_scale is None else band_scale.tolist(),
-        "band_offset": None if band_offset is None else band_offset.tolist(),
-        "ignore_value": source.ignore_value,
-        "bbl": None if bbl is None else bbl[index].tolist(),
-        "removed_bands": removed,
-        "ignored_wavelength_vectors": [
-            f"{name} ({values.size} values)" for name, values, _ in source.wavelength_candidates
-            if wl_from != name
-        ],
-        "georef": None,  # a reader that found one sets source.extra["georef"]
-        **source.extra,
-    }
-    if source.fwhm is not None and mult is not None and np.asarray(source.fwhm).size == n_bands:
-        meta["fwhm"] = (np.asarray(source.fwhm, dtype=np.float64).ravel() * mult)[index].tolist()
+                    *(None if v is None else v.astype(np.float32) for v in (band_scale, band_offset)),
+                    value_dtype=value_dtype, declared_units=file_units, user_units=units)
+    meta = _meta(source, plan, shape, why, how, (wl_from, unit_note), bbl, removed, (band_scale, band_offset),
+                 _fwhm(source, mult, index, n_bands, where))
     wavelengths = None if wl_nm is None else np.ascontiguousarray(wl_nm[index], dtype=np.float64)
     return plan, (h, w, int(index.size)), wavelengths, meta

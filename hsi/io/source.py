@@ -48,6 +48,12 @@ class RawSource:
     band_scale, band_offset : per-band ``value = raw * scale + offset`` (GDAL's band scale
         and offset, in file band order), or None; applied, like ``scale_factor``, only with
         ``read_cube(scale=True)``.
+    fwhm : band widths declared with the wavelengths (file order, the wavelengths' units), or None.
+    data_units, data_units_origin : the file's data-units text ("W/(m2 sr um)", "reflectance")
+        and where it was found ("ENVI header field 'data units'"), or None
+        (:func:`hsi.io.units.parse_units_text` reads it).
+    scaling_origin : where ``band_scale``/``band_offset`` come from ("GDAL band scale/offset"),
+        for ``meta["units"]``'s note.
     """
 
     path: Path
@@ -65,6 +71,9 @@ class RawSource:
     scale_factor: float | None = None
     band_scale: np.ndarray | None = None
     band_offset: np.ndarray | None = None
+    data_units: str | None = None
+    data_units_origin: str | None = None
+    scaling_origin: str | None = None
     extra: dict = field(default_factory=dict)
     closer: Callable[[], None] | None = None
 

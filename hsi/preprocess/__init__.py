@@ -15,6 +15,7 @@ from hsi.preprocess.leakage import leakage_report
 from hsi.preprocess.pca import PCA
 from hsi.preprocess.pipeline import FORMAT_VERSION, Pipeline, make_pipeline
 from hsi.preprocess.scaling import PerBandMinMax, PerBandStandardize
+from hsi.preprocess.spectral import NORMALIZE_METHODS, FirstDerivative, PixelNormalize
 from hsi.preprocess.split import (
     Split,
     SplitCounts,
@@ -26,14 +27,17 @@ from hsi.preprocess.split import (
 
 __all__ = [
     "FORMAT_VERSION",
+    "NORMALIZE_METHODS",
     "PCA",
     "WATER_ABSORPTION_NM",
     "WATER_ABSORPTION_NM_WIDE",
     "BandTransformer",
+    "FirstDerivative",
     "NonFiniteFill",
     "NonFiniteWarning",
     "PerBandMinMax",
     "PerBandStandardize",
+    "PixelNormalize",
     "Pipeline",
     "RemoveBands",
     "Split",

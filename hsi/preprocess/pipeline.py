@@ -27,6 +27,7 @@ from hsi.preprocess.bands import RemoveBands
 from hsi.preprocess.fill import NonFiniteFill
 from hsi.preprocess.pca import PCA
 from hsi.preprocess.scaling import PerBandMinMax, PerBandStandardize
+from hsi.preprocess.spectral import normalize_steps
 
 __all__ = ["FORMAT_VERSION", "Pipeline", "make_pipeline"]
 
@@ -65,7 +66,8 @@ class Pipeline(BandTransformer):
 
     ``fit`` gathers the training pixels once (``cube[mask]``, NaN pixels dropped with a
     warning), then fits each step on them and passes them through it; wavelengths follow
-    band removal and are dropped after a step that changes the band meaning (PCA).
+    band removal (the kept bands) and the derivative (the midpoints), and are dropped after
+    another step that changes the band count (PCA).
 
     Parameters
     ----------
@@ -104,7 +106,7 @@ class Pipeline(BandTransformer):
         wl = wavelengths
         for step in steps:
             step.fit(x, None, wavelengths=wl)
-            if isinstance(step, RemoveBands):
+            if hasattr(step, "wavelengths_out_"):  # RemoveBands, FirstDerivative
                 wl = step.wavelengths_out_
             elif step.n_bands_out_ != step.n_bands_in_:
                 wl = None
@@ -317,8 +319,11 @@ def make_pipeline(scaling: str | None = "minmax", pca: int | float | None = None
                   wavelength_ranges: Sequence[Sequence[float]] | None = None,
                   bbl: Sequence[int] | None = None, *,
                   feature_range: Sequence[float] = (0.0, 1.0), whiten: bool = False,
-                  random_state: int = 0, fill_nonfinite: str | None = None) -> Pipeline:
-    """Build the usual chain: non-finite fill, band removal, scaling, then PCA (each optional).
+                  random_state: int = 0, fill_nonfinite: str | None = None,
+                  normalize: str | None = None) -> Pipeline:
+    """Build the usual chain: non-finite fill, band removal, per-pixel normalisation, scaling, then PCA.
+
+    Every step is optional; with the defaults the chain is one :class:`PerBandMinMax`.
 
     Parameters
     ----------
@@ -333,7 +338,14 @@ def make_pipeline(scaling: str | None = "minmax", pca: int | float | None = None
         Passed to :class:`RemoveBands` (a step is added if any is given); for the
         water-absorption windows use ``wavelength_ranges=WATER_ABSORPTION_NM`` and fit
         with ``wavelengths=``.
+    normalize : one of :data:`~hsi.preprocess.spectral.NORMALIZE_METHODS`, or None
+        Per-pixel steps against sensor gain and offset (:mod:`hsi.preprocess.spectral`):
+        'brightness' (:class:`PixelNormalize` 'mean'), 'l2' (:class:`PixelNormalize`
+        'l2'), 'derivative' (:class:`FirstDerivative`; fit with ``wavelengths=`` for a
+        derivative per nm), 'derivative+l2' (both: the derivative, then its l2 norm); None or
+        'none' adds no step.
     """
+    normalizing = normalize_steps(normalize)
     steps: list[BandTransformer] = []
     if fill_nonfinite is not None:
         if fill_nonfinite not in ("median", "mean"):
@@ -342,6 +354,7 @@ def make_pipeline(scaling: str | None = "minmax", pca: int | float | None = None
     if remove_bands is not None or wavelength_ranges is not None or bbl is not None:
         steps.append(RemoveBands(indices=remove_bands, wavelength_ranges=wavelength_ranges,
                                  bbl=bbl))
+    steps.extend(normalizing)
     if scaling == "minmax":
         steps.append(PerBandMinMax(feature_range=feature_range))
     elif scaling == "standardize":

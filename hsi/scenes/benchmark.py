@@ -14,6 +14,11 @@ Re-saved ground-truth files (other variable names such as ``hyperimg_gt``, ``y``
 ``gt``, MATLAB v7.3) are accepted: the standard key is tried first, then the known
 alternatives, then key discovery of ``hsi.io``.
 
+Units: each scene declares what its stored values are (``units``, put in
+``scene.cube.meta["units"]`` with source "registry"); no scene's values are divided. Salinas
+and Salinas-A are at-sensor radiance (so the EHU page describes them); the others hold
+integers with no declared scale, kept as stored and declared "unknown".
+
 Please cite the original data providers (see each scene's ``citation``) and the EHU page.
 """
 
@@ -26,11 +31,12 @@ from typing import Any
 import numpy as np
 
 from hsi.errors import CubeFormatError, IntegrityError, ShapeMismatchError
+from hsi.io.units import declared_units
 from hsi.scenes.files import RemoteFile, ensure_files, locate
 from hsi.scenes.labels import remap_labels
 from hsi.scenes.palette import scene_palette
 from hsi.scenes.registry import SceneSpec
-from hsi.scenes.scene import Scene
+from hsi.scenes.scene import Scene, with_declared_units
 
 EHU = "http://www.ehu.eus/ccwintco/uploads"
 EHU_PAGE = "http://www.ehu.eus/ccwintco/index.php/Hyperspectral_Remote_Sensing_Scenes"
@@ -105,6 +111,8 @@ class BenchmarkScene:
     citation : how to cite the data.
     layout : axis order of the stored cube (the EHU files are all H x W x C); passed to
         ``read_cube`` because shapes like 83 x 86 x 204 are ambiguous to auto-detection.
+    units : what the stored values are (:func:`hsi.io.units.declared_units`, source
+        "registry"); None: the units found on reading stand.
     """
 
     name: str
@@ -119,6 +127,7 @@ class BenchmarkScene:
     wavelengths: tuple[float, ...] | None = field(default=None, repr=False)
     citation: str = ""
     layout: str = "HWC"
+    units: dict[str, Any] | None = field(default=None, hash=False)
 
     def load(self, root: Path, download: bool = False, *, checksum: bool = False, **options: Any) -> Scene:
         """Find (or download) the two files, read them and check them against this spec.
@@ -143,6 +152,7 @@ class BenchmarkScene:
             raise
         if cube.wavelengths is None and self.wavelengths is not None:
             cube = self._with_wavelengths(cube, Cube)
+        cube = with_declared_units(cube, self.units, self.name)
         labels, values = remap_labels(labels, self.label_values, source=str(gt_path))
         meta = {
             "label_values": values,
@@ -181,6 +191,8 @@ class BenchmarkScene:
         meta = dict(cube.meta, wavelength_source=f"hsi.scenes.benchmark ({self.name})")
         if how != "ascending":
             meta.update(sorted_bands=True, band_index=order.tolist())
+            if meta.get("fwhm") is not None:
+                meta["fwhm"] = [meta["fwhm"][i] for i in order]
         return cube_cls(data=data, wavelengths=wl[order], meta=meta)
 
     def spec(self) -> SceneSpec:
@@ -191,6 +203,7 @@ class BenchmarkScene:
             f"{len(self.class_names)} classes",
             files=(self.cube, self.gt),
             family="benchmark",
+            units={} if self.units is None else {"mat": self.units},
         )
 
 
@@ -201,6 +214,20 @@ _SALINAS_NAMES = (
     "Lettuce_romaine_6wk", "Lettuce_romaine_7wk", "Vinyard_untrained", "Vinyard_vertical_trellis",
 )
 _AVIRIS_SALINAS_CITE = "AVIRIS, Salinas Valley, California, 1998 (3.7 m pixels). EHU GIC, " + EHU_PAGE
+
+
+def _integers(what: str) -> dict[str, Any]:
+    """Kind "unknown": integers with no declared scale, kept as stored (``what`` says which)."""
+    return declared_units("unknown", note=f"{what} as distributed by EHU, no declared scale: not 0-1 "
+                                          f"reflectance; kept as stored")
+
+
+_SALINAS_UNITS = declared_units(
+    "radiance", note="at-sensor radiance (the EHU page: available only as at-sensor radiance), integers in "
+                     "the distributor's scaled units; kept as stored")
+_ROSIS_UNITS = declared_units(
+    "unknown", note="ROSIS integers as distributed (about 0-8000), reflectance-like but with no declared "
+                    "scale; kept as stored")
 
 SCENES: tuple[BenchmarkScene, ...] = (
     BenchmarkScene(
@@ -221,6 +248,7 @@ SCENES: tuple[BenchmarkScene, ...] = (
         wavelengths=tuple(indian_pines_wavelengths()),
         citation="Baumgardner, Biehl, Landgrebe (2015). 220 Band AVIRIS Hyperspectral Image Data Set: "
         "June 12, 1992 Indian Pine Test Site 3. Purdue University Research Repository. doi:10.4231/R7RX991C",
+        units=_integers("AVIRIS 1992 integers (in the thousands)"),
     ),
     BenchmarkScene(
         name="salinas",
@@ -232,6 +260,7 @@ SCENES: tuple[BenchmarkScene, ...] = (
         shape=(512, 217, 204),
         class_names=_SALINAS_NAMES,
         citation=_AVIRIS_SALINAS_CITE,
+        units=_SALINAS_UNITS,
     ),
     BenchmarkScene(
         name="salinas_a",
@@ -247,6 +276,7 @@ SCENES: tuple[BenchmarkScene, ...] = (
         class_names=tuple(_SALINAS_NAMES[i - 1] for i in (1, 10, 11, 12, 13, 14)),
         label_values=(1, 10, 11, 12, 13, 14),
         citation=_AVIRIS_SALINAS_CITE,
+        units=_SALINAS_UNITS,
     ),
     BenchmarkScene(
         name="pavia_university",
@@ -261,6 +291,7 @@ SCENES: tuple[BenchmarkScene, ...] = (
             "Bitumen", "Self-Blocking Bricks", "Shadows",
         ),
         citation="ROSIS-03, Pavia, Italy; courtesy of Prof. Paolo Gamba, University of Pavia. " + EHU_PAGE,
+        units=_ROSIS_UNITS,
     ),
     BenchmarkScene(
         name="pavia_centre",
@@ -275,6 +306,7 @@ SCENES: tuple[BenchmarkScene, ...] = (
             "Meadows", "Bare Soil",
         ),
         citation="ROSIS-03, Pavia, Italy; courtesy of Prof. Paolo Gamba, University of Pavia. " + EHU_PAGE,
+        units=_ROSIS_UNITS,
     ),
     BenchmarkScene(
         name="ksc",
@@ -291,6 +323,7 @@ SCENES: tuple[BenchmarkScene, ...] = (
         ),
         citation="AVIRIS, Kennedy Space Center, Florida, 1996; Center for Space Research, "
         "University of Texas at Austin. " + EHU_PAGE,
+        units=_integers("AVIRIS 1996 integers"),
     ),
     BenchmarkScene(
         name="botswana",
@@ -307,6 +340,7 @@ SCENES: tuple[BenchmarkScene, ...] = (
         ),
         citation="NASA EO-1 Hyperion, Okavango Delta, Botswana, 2001; Center for Space Research, "
         "University of Texas at Austin. " + EHU_PAGE,
+        units=_integers("Hyperion 2001 integers"),
     ),
 )
 

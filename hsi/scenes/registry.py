@@ -13,9 +13,10 @@ importing ``hsi.scenes`` does no work. Users add their own with :func:`register_
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from hsi.errors import OptionError, UnknownSceneError
@@ -40,6 +41,10 @@ class SceneSpec:
     description : one line shown by listings.
     files : the files the scene needs (for documentation and error messages).
     family : "benchmark", "unmixing", "synthetic" or "custom".
+    units : what the scene's values are, per form of its cube file ("mat", "envi",
+        "generated"): a ``meta["units"]`` dict with source "registry"
+        (:func:`hsi.io.units.declared_units`), which the loader puts in ``scene.cube.meta["units"]``
+        (:func:`hsi.scenes.scene.with_declared_units`). Empty: the units found on reading stand.
     """
 
     name: str
@@ -47,6 +52,7 @@ class SceneSpec:
     description: str = ""
     files: tuple[RemoteFile, ...] = ()
     family: str = "custom"
+    units: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False)
 
 
 def normalize_name(name: str) -> str:
@@ -77,7 +83,7 @@ def register_scene(spec: SceneSpec, *, overwrite: bool = False) -> SceneSpec:
     if key in _REGISTRY and not overwrite:
         raise ValueError(f"scene {key!r} is already registered; pass overwrite=True to replace it")
     if key != spec.name:
-        spec = SceneSpec(key, spec.loader, spec.description, spec.files, spec.family)
+        spec = dataclasses.replace(spec, name=key)
     _REGISTRY[key] = spec
     return spec
 

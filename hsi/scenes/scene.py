@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hsi.errors import CubeFormatError, ShapeMismatchError
+from hsi.errors import CubeFormatError, DataQualityWarning, ShapeMismatchError
 
 if TYPE_CHECKING:  # imported for annotations only, so hsi.scenes imports without hsi.io
     from hsi.io import Cube
@@ -85,3 +86,29 @@ class Scene:
             f"Scene(name={self.name!r}, shape=({h}, {w}, {c}), num_classes={self.num_classes}, "
             f"labeled={n_lab})"
         )
+
+
+def with_declared_units(cube: Cube, declared: dict[str, Any] | None, scene: str) -> Cube:
+    """``cube`` with a registry scene's declared units in ``meta["units"]`` (source "registry").
+
+    A declaration describes the values and never divides them: ``scale`` stays the divisor
+    applied on reading. When the declared scale is not that divisor, the file is not the one
+    the registry describes (a header with another scale factor): a
+    :class:`hsi.errors.DataQualityWarning` says so and the units found on reading stand.
+    ``declared=None`` leaves the cube as it is.
+    """
+    from hsi.io.units import apply_declaration, check_units
+
+    if declared is None:
+        return cube
+    declared = check_units(declared, f"scene {scene!r} units")
+    found = cube.meta.get("units") or {}
+    if declared["scale"] != found.get("scale"):
+        warnings.warn(
+            f"scene {scene!r}: {cube.meta.get('source')} was read with scale {found.get('scale')!r} but the "
+            f"registry declares scale {declared['scale']!r} for it; keeping the units found on reading "
+            f"({found.get('kind')}, from the {found.get('source')})", DataQualityWarning, stacklevel=3,
+        )
+        return cube
+    cube.meta = dict(cube.meta, units=apply_declaration(found, declared))
+    return cube

@@ -28,6 +28,10 @@ Ingredients, in the order they are applied:
 6. **Sensor noise.** White Gaussian noise of std ``noise`` (reflectance units) per band;
    bands inside the 1400 nm and 1900 nm water-absorption dips are therefore noisy, as
    in a real uncorrected cube.
+
+Units: the values are reflectance 0-1 (:data:`UNITS`, ``cube.meta["units"]`` with source
+"registry"). Spectra are evaluated at the band centres, with no band response, so the
+generator knows no band widths: ``cube.meta["fwhm"]`` is None.
 """
 
 from __future__ import annotations
@@ -73,6 +77,14 @@ _CLASSES: tuple[tuple[str, tuple[float, float, float, float], str, float], ...] 
 NEAR_IDENTICAL_PAIRS: tuple[tuple[int, int], ...] = ((2, 3), (10, 11))
 
 _N_BUMPS = 12  # smooth Gaussian bumps of the perturbation basis
+
+#: What the values are: a ``meta["units"]`` dict (see :mod:`hsi.io.units`), written out so that
+#: importing :mod:`hsi.scenes` does not import :mod:`hsi.io`; the scene tests check it with
+#: :func:`hsi.io.units.check_units`.
+UNITS: dict[str, Any] = {
+    "kind": "reflectance", "scale": None, "source": "registry",
+    "note": "synthetic reflectance 0-1 (endmember mixtures through an atmosphere, plus sensor noise)",
+}
 
 
 def _gauss(wl: np.ndarray, centre: float, width: float) -> np.ndarray:
@@ -398,7 +410,8 @@ def make_synthetic_scene(
         ``cube.data`` ``(height, width, bands)`` float32 C-contiguous, ``cube.wavelengths``
         ascending nm, ``labels`` int64 in ``0..K`` with every class present.
         ``meta`` holds ``'parcels'`` (field ids, int32), ``'roads'`` (bool),
-        ``'near_identical_pairs'`` and the generator parameters.
+        ``'near_identical_pairs'`` and the generator parameters. ``cube.meta["units"]`` is
+        :data:`UNITS` (reflectance, source "registry"); ``cube.meta["fwhm"]`` is None.
 
     Notes
     -----
@@ -442,7 +455,8 @@ def make_synthetic_scene(
     cube = Cube(
         data=out["data"],
         wavelengths=out["wavelengths"],
-        meta={"source": "synthetic", "seed": seed, "generator": "hsi.scenes.synthetic"},
+        meta={"source": "synthetic", "seed": seed, "generator": "hsi.scenes.synthetic", "units": dict(UNITS),
+              "fwhm": None},
     )
     pairs = [p for p in NEAR_IDENTICAL_PAIRS if max(p) <= n_classes]
     meta = {
@@ -477,5 +491,6 @@ SPECS: tuple[SceneSpec, ...] = (
         description="procedural Indian-Pines-like scene, 145 x 145 x 200, 16 classes (no files; "
         "options: make_synthetic_scene arguments)",
         family="synthetic",
+        units={"generated": UNITS},
     ),
 )

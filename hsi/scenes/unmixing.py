@@ -27,6 +27,11 @@ the Samson header has no reflectance scale factor, so its values stay raw counts
 the file's units (Samson ``V`` is ``max(envi, 0) / 1402``), without wavelengths. SHA-256 references
 exist for some files (below); the rest are verified by shape after loading.
 
+Units: each scene declares what the values of each form are (``envi_units``, ``mat_units``,
+put in ``scene.cube.meta["units"]`` with source "registry"). Only Jasper Ridge's ENVI form
+is reflectance (its header's scale factor 10000 is applied); every other form is kept as
+distributed and declared "unknown", with a note saying what the numbers are.
+
 Cite: F. Zhu, "Hyperspectral unmixing: ground truth labeling, datasets, benchmark
 performances and survey", arXiv:1708.05125 (2017).
 """
@@ -34,18 +39,19 @@ performances and survey", arXiv:1708.05125 (2017).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hsi.errors import CubeFormatError, OptionError, ShapeMismatchError
+from hsi.io.units import declared_units, infer_units
 from hsi.scenes.files import RemoteFile, locate, not_found, verify_file
 from hsi.scenes.labels import abundance_labels
 from hsi.scenes.palette import scene_palette
 from hsi.scenes.registry import SceneSpec
-from hsi.scenes.scene import Scene
+from hsi.scenes.scene import Scene, with_declared_units
 
 if TYPE_CHECKING:
     from hsi.io import Cube
@@ -153,9 +159,12 @@ def read_matlab_unmixing_cube(path: str | Path) -> Cube:
     if h * w != n:
         raise ShapeMismatchError(f"{path}: {key!r} has {n} pixel columns but nRow*nCol = {h}*{w} = {h * w}")
     cube = flat.astype(np.float32).reshape(c, w, h).transpose(2, 1, 0)
+    finite = cube[np.isfinite(cube)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (None, None)
     meta = {
         "source": str(path), "format": "mat-unmixing", "key": key, "original_dtype": str(flat.dtype),
         "original_shape": flat.shape, "original_layout": "C x (H*W) column-major",
+        "units": infer_units(flat.dtype, lo, hi), "fwhm": None,
     }
     for extra in ("maxValue", "SlectBands"):
         if extra in data:
@@ -175,6 +184,8 @@ class UnmixingScene:
     shape : expected (H, W, C) of the standard cube (checked on H x W; C may differ
         between the ENVI and MATLAB forms only if they differ in the source).
     default_names : class names used when the file has no usable ``cood``.
+    envi_units, mat_units : what the values of the ENVI and of the MATLAB form are
+        (:func:`hsi.io.units.declared_units`, source "registry").
     """
 
     name: str
@@ -183,6 +194,8 @@ class UnmixingScene:
     gt: RemoteFile
     shape: tuple[int, int, int]
     default_names: tuple[str, ...]
+    envi_units: dict[str, Any] | None = field(default=None, hash=False)
+    mat_units: dict[str, Any] | None = field(default=None, hash=False)
 
     def load(
         self, root: Path, download: bool = False, *, purity: float = 0.5, checksum: bool = False, **options: Any
@@ -207,7 +220,10 @@ class UnmixingScene:
                 if p.name == spec.filename:
                     verify_file(p, spec)
 
-        cube = read_matlab_unmixing_cube(cube_path) if cube_path.suffix.lower() == ".mat" else read_cube(cube_path)
+        if cube_path.suffix.lower() == ".mat":
+            cube = with_declared_units(read_matlab_unmixing_cube(cube_path), self.mat_units, self.name)
+        else:
+            cube = with_declared_units(read_cube(cube_path), self.envi_units, self.name)
         a, names, gt_shape = read_abundances(gt_path)
         hw = (cube.height, cube.width)
         if gt_shape is not None and gt_shape != hw:
@@ -244,6 +260,7 @@ class UnmixingScene:
             f"(purity >= 0.5 by default)",
             files=(self.cube, self.gt),
             family="unmixing",
+            units={form: units for form, units in (("envi", self.envi_units), ("mat", self.mat_units)) if units},
         )
 
 
@@ -260,6 +277,10 @@ SCENES: tuple[UnmixingScene, ...] = (
                       size=134_259),
         shape=(95, 95, 156),
         default_names=("Rock", "Tree", "Water"),
+        envi_units=declared_units("unknown", note="int16 as distributed (about -17 to 1402), no declared scale: "
+                                                  "kept as stored"),
+        mat_units=declared_units("unknown", note="V is the ENVI values clipped at 0 and divided by their maximum "
+                                                 "1402: 0-1, but not reflectance"),
     ),
     UnmixingScene(
         name="jasper_ridge",
@@ -273,6 +294,10 @@ SCENES: tuple[UnmixingScene, ...] = (
         gt=RemoteFile("end4.mat"),
         shape=(100, 100, 198),
         default_names=("Tree", "Water", "Dirt", "Road"),
+        envi_units=declared_units("reflectance", 10000.0, note="AVIRIS reflectance: the ENVI header's "
+                                                               "reflectance scale factor 10000 applied"),
+        mat_units=declared_units("unknown", note="Y is uint16 as distributed (0 to 5437), the absolute ENVI "
+                                                 "values: reflectance x 10000, no scale applied"),
     ),
     UnmixingScene(
         name="urban",
@@ -285,6 +310,9 @@ SCENES: tuple[UnmixingScene, ...] = (
                       sha256="46f84517c870e8beb8732b10d30218449bae24853590c23cdfb298a7044e7171", size=2_084_100),
         shape=(307, 307, 162),
         default_names=("Asphalt Road", "Grass", "Tree", "Roof", "Metal", "Dirt"),
+        envi_units=declared_units("unknown", note="HYDICE values as distributed, no declared scale: kept as stored"),
+        mat_units=declared_units("unknown", note="HYDICE values as distributed (Y of Urban_R162.mat), no declared "
+                                                 "scale: kept as stored"),
     ),
 )
 

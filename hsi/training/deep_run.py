@@ -46,7 +46,7 @@ def raw_band_count(data: dict[str, Any]) -> int:
 
     probe = HSIDataModule(**data)
     source = probe.source
-    if source.kind == "collection":  # the collection's common band grid
+    if len(probe.collection.entries) > 1:  # the collection's common band grid
         return probe.raw_band_count()
     if source.kind == "files":
         from hsi.io import open_cube

@@ -9,6 +9,7 @@ records the settings that actually ran.
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,8 @@ from hsi._atomic import atomic_path
 from hsi.data import HSIDataModule
 from hsi.data.checkpoint import read_checkpoint
 from hsi.training.metrics import scores_from_confusion
+from hsi.training.scene_scores import scene_scores
+from hsi.training.unseen import score_seen, unseen_message
 from hsi.training.report import (
     format_summary,
     plot_confusion,
@@ -33,7 +36,7 @@ from hsi.training.report import (
 )
 from hsi.training.task import HSIClassifier
 
-__all__ = ["Evaluation", "evaluate", "jsonable", "score", "write_predictions", "write_reports", "split_summary"]
+__all__ = ["Evaluation", "evaluate", "jsonable", "score", "write_predictions", "write_reports"]
 
 
 @dataclass
@@ -100,31 +103,22 @@ def write_predictions(out: Path, evaluation: Evaluation) -> None:
                      y_true=evaluation.y_true, y_pred=evaluation.y_pred, probs=evaluation.probs)
 
 
-def split_summary(datamodule: HSIDataModule) -> dict[str, Any]:
-    """The split's parameters and pixel counts (a collection's: overall, per scene, and its leakage audit)."""
-    if getattr(datamodule, "is_collection", False):
-        return datamodule.split_summary()
-    split = datamodule.split
-    summary: dict[str, Any] = dict(split.params)
-    for name in ("train", "val", "test"):
-        summary[f"{name}_pixels"] = int(getattr(split, name).sum())
-    return summary
-
-
 def base_metrics(datamodule: HSIDataModule, evaluation: Evaluation, model_name: str) -> dict[str, Any]:
-    """The scores and data facts every run reports."""
+    """The scores and data facts every run reports (several scenes: :func:`collection_metrics` too)."""
     names = list(datamodule.class_names)
-    scores = score(evaluation.y_true, evaluation.y_pred, len(names))
-    scenes = {}
-    if getattr(datamodule, "is_collection", False):  # the same scores per scene (hsi.collection.metrics)
-        from hsi.collection.metrics import scene_scores
-
-        scenes = {"scenes": scene_scores(evaluation.y_true, evaluation.y_pred, datamodule.predict_dataset.scene_index,
-                                         datamodule.scene_names, names, datamodule.scene_classes())}
+    several = len(datamodule.scene_names) > 1
+    trained = trained_classes(datamodule) if several else names
+    scores = score_seen(evaluation.y_true, evaluation.y_pred, names, trained)
+    unseen = {"scored_classes": scores["scored_classes"], "unseen_classes": scores["unseen_classes"]} \
+        if len(trained) < len(names) else {}
+    message = unseen_message(scores["unseen_classes"])
+    if message:
+        logging.getLogger("hsi.training").warning(message)
     return {
         "oa": scores["oa"], "aa": scores["aa"], "kappa": scores["kappa"],
         "per_class": dict(zip(names, scores["per_class"])),
-        **scenes,
+        **unseen,
+        **(collection_metrics(datamodule, evaluation, trained) if several else {}),
         "support": dict(zip(names, scores["support"])),
         "confusion": scores["confusion"],
         "class_names": names,
@@ -132,11 +126,27 @@ def base_metrics(datamodule: HSIDataModule, evaluation: Evaluation, model_name: 
         "scene": datamodule.scene_name,
         "num_bands": datamodule.num_bands,
         "patch_size": datamodule.patch_size,
-        "split": split_summary(datamodule),
+        "split": datamodule.split_summary(),
         "excluded_nonfinite": datamodule.excluded_nonfinite,
         "best_checkpoint": evaluation.checkpoint,
         "hsi_version": hsi.__version__,
     }
+
+
+def trained_classes(datamodule: HSIDataModule) -> list[str]:
+    """The classes with training pixels, in class order."""
+    ids = set(np.unique(np.asarray(datamodule.train_dataset.labels)).tolist())
+    return [name for k, name in enumerate(datamodule.class_names) if k in ids]
+
+
+def collection_metrics(datamodule: HSIDataModule, evaluation: Evaluation, trained: list[str]) -> dict[str, Any]:
+    """What a run on several scenes reports besides the scores: per-scene scores, the scenes as they ran (entries,
+    split, units, band grid, normalisation, preprocessing) and the scene-shift checks."""
+    names = list(datamodule.class_names)
+    scenes = scene_scores(evaluation.y_true, evaluation.y_pred, datamodule.predict_dataset.scene_index,
+                          datamodule.scene_names, names, datamodule.scene_classes(), trained)
+    return {"scenes": scenes, "collection": datamodule.collection_record(), "bands": datamodule.bands_summary(),
+            "scene_shift": datamodule.scene_shift()}
 
 
 def write_figures(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, best_epoch: int | None) -> None:
@@ -147,16 +157,13 @@ def write_figures(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule,
     plot_confusion(np.array(metrics["confusion"]), metrics["class_names"], out / "confusion.png", title=title)
     if (out / "logs").is_dir():
         plot_curves(read_epoch_history(out / "logs"), out / "curves.png", best_epoch=best_epoch)
-    if getattr(datamodule, "is_collection", False):  # one split figure per scene
-        for name in datamodule.scene_names:
-            with atomic_path(out / f"split-{name}.png", suffix=".png") as split_png:
-                plot_split(datamodule.scene_split(name), labels=datamodule.scene_labels(name), path=split_png,
-                           class_names=datamodule.class_names, palette=datamodule.palette,
-                           title=f"{name}: {metrics['split']['method']} split")
-        return
-    with atomic_path(out / "split.png", suffix=".png") as split_png:
-        plot_split(datamodule.split, labels=datamodule.labels, path=split_png, class_names=datamodule.class_names,
-                   palette=datamodule.palette, title=f"{metrics['scene']}: {metrics['split']['method']} split")
+    names = datamodule.scene_names
+    for name in names:  # one split figure per scene: split.png for a single scene
+        figure = "split.png" if len(names) == 1 else f"split-{name}.png"
+        with atomic_path(out / figure, suffix=".png") as split_png:
+            plot_split(datamodule.scene_split(name), labels=datamodule.scene_labels(name), path=split_png,
+                       class_names=datamodule.class_names, palette=datamodule.palette,
+                       title=f"{name}: {metrics['split']['method']} split")
 
 
 def finish(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, evaluation: Evaluation) -> dict[str, Any]:
@@ -181,7 +188,7 @@ def write_reports(out: Path, settings: Any, datamodule: HSIDataModule, evaluatio
         **facts,
         "timing": {"fit_s": round(timing["fit_s"], 3), "test_s": round(evaluation.seconds, 3),
                    "total_s": round(time.perf_counter() - timing["started"], 3)},
-        "config": {"data": jsonable(dict(datamodule.hparams)), "model": jsonable(task_hparams),
+        "config": {"data": jsonable(datamodule.data_arguments()), "model": jsonable(task_hparams),
                    "run": settings.run.to_dict(), "resumed_from": settings.resume.path if settings.resume else None},
     })
     return finish(out, metrics, datamodule, evaluation)

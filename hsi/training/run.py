@@ -25,6 +25,7 @@ from typing import Any
 
 import lightning as L
 import torch
+from lightning.pytorch.utilities import rank_zero_only
 
 from hsi._quiet import quiet_lightning
 from hsi.classical import CLASSICAL_MODELS
@@ -108,11 +109,24 @@ def run_backend(backend: RunBackend, settings: Settings, started: float | None =
     return run_in(folder, lambda out: _fit_and_report(out, backend, settings, datamodule, started))
 
 
+@rank_zero_only
+def announce_scenes(datamodule: HSIDataModule) -> None:
+    """Before training on several scenes: say how their bands were put on one grid, and check them for other units
+    or shifted values (warnings; the records go into ``metrics.json``)."""
+    from hsi.data.sources.bands import bands_line
+
+    summary = datamodule.bands_summary()
+    if summary is not None:
+        logging.getLogger("hsi.data").warning(bands_line(summary))
+        datamodule.scene_shift()
+
+
 def _fit_and_report(out: Path, backend: RunBackend, settings: Settings, datamodule: HSIDataModule,
                     started: float) -> dict[str, Any]:
     L.seed_everything(settings.run.seed, workers=True, verbose=False)
     datamodule.prepare_data()
     datamodule.setup("fit")  # a resumed run's scene is checked against the checkpoint's split and classes here
+    announce_scenes(datamodule)
     fitted = backend.fit(settings, datamodule, out)
     if fitted is None:  # a DDP rank other than 0: rank 0 reports
         return {}

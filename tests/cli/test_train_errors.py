@@ -111,7 +111,7 @@ def test_help_shows_descriptions_and_effective_defaults(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "Side of the square blocks of the block split, in pixels. (default: 16)" in text
     assert "(default: 0.6 0.2 0.2)" in text
-    assert "--split {block,random,fixed}" in text and "--scaling {minmax,standardize,none}" in text
+    assert "--split {block,random,fixed}" in text and "--scaling {auto,minmax,standardize,none}" in text
     assert "Learning rate. (default: 0.001)" in text
 
 

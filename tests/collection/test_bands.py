@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hsi.collection.bands import common_grid, resample
+from hsi.data.sources.bands import common_grid, resample
 from hsi.errors import CollectionError, WavelengthError
 
 
@@ -36,16 +36,45 @@ def test_cube_not_covering_the_grid_is_refused_naming_the_ranges():
         resample(np.zeros((2, 2, 3), np.float32), [450, 600, 900], [400, 700, 950], name="cube x")
 
 
-def test_common_grid_is_the_first_training_scenes_bands_inside_the_shared_range():
+def test_common_grid_is_the_reference_scenes_bands_inside_the_shared_range():
     a, b = np.linspace(400, 2500, 16), np.linspace(420, 2400, 20)
-    grid = common_grid([a, b], [16, 20], ["a", "b"], first_train=0)
+    grid = common_grid([a, b], [16, 20], ["a", "b"], reference=0)
     assert grid.tolist() == a[(a >= 420) & (a <= 2400)].tolist()
-    assert common_grid([a, b], [16, 20], ["a", "b"], first_train=1).tolist() == b.tolist()
+    assert common_grid([a, b], [16, 20], ["a", "b"], reference=1).tolist() == b.tolist()
+
+
+def test_the_reference_is_the_scene_of_the_broadest_bands():
+    from hsi.data.sources.bands import coarsest_scene
+
+    fine, coarse = np.arange(400.0, 1001.0, 10.0), np.arange(405.0, 996.0, 30.0)
+    assert coarsest_scene([fine, coarse], [None, None], first_train=0) == 1  # wider spacing
+    assert coarsest_scene([fine, coarse], [np.full(61, 40.0), None], first_train=1) == 0  # wider known FWHM
+    assert coarsest_scene([fine, fine + 1], [None, None], first_train=1) == 1  # a tie: the first training scene
+    assert coarsest_scene([fine, None], [None, None], first_train=1) == 1  # no wavelengths: no choice
+
+
+def test_a_grid_of_some_of_the_cubes_own_bands_takes_them_as_they_are():
+    from hsi.data.sources.bands import grid_fwhm
+
+    wl = np.arange(400.0, 1001.0, 10.0)
+    cube = np.random.default_rng(1).random((3, 4, wl.size), dtype=np.float32)
+    grid = wl[5:40]
+    widths, origin = grid_fwhm(wl, None, grid)  # unknown widths: estimated from the spacing
+    assert origin == "spacing" and np.allclose(widths, 10.0)
+    out = resample(cube, wl, grid, fwhm_to=widths)
+    assert np.array_equal(out, cube[..., 5:40])  # the same sensor: never smoothed by its own estimated width
 
 
 def test_scenes_without_wavelengths_combine_only_with_equal_band_counts():
     assert common_grid([None, None], [8, 8], ["a", "b"], 0) is None
     with pytest.raises(CollectionError, match="band counts are equal"):
-        common_grid([None, np.linspace(400, 900, 9)], [8, 9], ["a", "b"], 0)
+        common_grid([None, None], [8, 9], ["a", "b"], 0)
+
+
+def test_scenes_with_and_without_wavelengths_need_a_declaration():
+    for counts in ([9, 9], [8, 9]):  # equal band counts are no evidence of one grid
+        with pytest.raises(CollectionError, match=r"scenes a \(\d bands\): no wavelengths, beside scenes with them "
+                                                  r"\(b\).*wavelengths: \[nm"):
+            common_grid([None, np.linspace(400, 900, 9)], counts, ["a", "b"], 0)
     with pytest.raises(CollectionError, match="share"):
         common_grid([np.linspace(400, 500, 5), np.linspace(600, 700, 5)], [5, 5], ["a", "b"], 0)

@@ -30,8 +30,6 @@ def test_yaml_file_gives_entries_with_paths_from_its_folder(files):
     ({"scenes": [{"name": "a", "scene": "nowhere"}]}, ["scenes[0]", "nowhere"]),
     ({"scenes": []}, ["non-empty list"]),
     ({"scenes": [{"name": "a", "scene": "synthetic"}], "preprocess": "each"}, ["preprocess: 'each'"]),
-    ({"scenes": [{"name": "a", "scene": "synthetic"}, {"name": "b", "scene": "synthetic"}], "split": "scene",
-      "test_scenes": ["b"], "preprocess": "scene"}, ["preprocess: scene", "split: block"]),
 ])
 def test_bad_collections_are_refused_naming_the_key(doc, words):
     with pytest.raises(CollectionError) as info:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hsi.collection.split import mosaic_offsets
+from hsi.data.sources.split import mosaic_offsets
 
 
 def test_held_out_scene_gives_no_training_pixel(files, make_dm):
@@ -20,7 +20,7 @@ def test_held_out_scene_gives_no_training_pixel(files, make_dm):
     assert np.array_equal(split.test, labels > 0)  # every labelled pixel of it is a test pixel
     for name in ("north", "west"):  # the training scenes give no test pixel; val comes from their blocks
         assert not dm.scene_split(name).test.any() and dm.scene_split(name).val.any()
-    leakage = dm.leakage()["leakage"]
+    leakage = dm.split_summary()["leakage"]
     assert leakage["held_out"] == {"south": 0} and leakage["test_pixels_in_train_patches"] == 0
     dm.setup("test")
     assert set(np.unique(dm.test_dataset.scene_index)) == {south}
@@ -37,7 +37,7 @@ def test_block_split_is_stratified_over_the_collection_without_leakage(files, ma
     assert {n: c for n, c in dm.scene_classes().items()} == {
         "north": ["legume", "notill", "mintill"], "south": ["legume", "notill", "mintill", "row"],
         "west": ["legume", "notill"]}
-    report = dm.leakage()["leakage"]
+    report = dm.split_summary()["leakage"]
     assert report["test_pixels_in_train_patches"] == 0
     assert all(s["min_chebyshev_distance"] > dm.patch_size // 2 for s in report["scenes"].values())
     # the west scene's labels never carry a class it does not have (renumbered into the union's ids)

@@ -19,7 +19,11 @@ def test_training_reports_overall_and_per_scene_metrics(trained):
     south = scenes["south"]  # the held-out scene holds every test pixel
     assert south["pixels"] == sum(metrics["support"].values()) > 0
     assert south["oa"] == pytest.approx(metrics["oa"]) and south["kappa"] == pytest.approx(metrics["kappa"])
-    assert set(south["per_class"]) == {"legume", "notill", "mintill", "row"}
+    # row is south's alone: never trained on, left out of the scores and reported apart
+    assert set(south["per_class"]) == {"legume", "notill", "mintill"} and south["unseen_pixels"] > 0
+    assert metrics["scored_classes"] == ["legume", "notill", "mintill"] and metrics["per_class"]["row"] is None
+    assert metrics["unseen_classes"]["row"]["pixels"] == south["unseen_pixels"]
+    assert sum(metrics["unseen_classes"]["row"]["predicted_as"].values()) == south["unseen_pixels"]
     assert set(scenes["west"]["per_class"]) == {"legume", "notill"}  # classes west lacks are not reported there
     assert scenes["west"]["pixels"] == 0 and scenes["west"]["oa"] is None
     split = metrics["split"]
@@ -125,5 +129,6 @@ def test_doctor_checks_every_scene_of_a_collection(files, tmp_path, capsys):
     out = capsys.readouterr().out
     assert status == 0, out
     assert [line for line in out.splitlines() if line.startswith("scene ")] == [f"scene {n}:" for n in names]
-    assert f"{len(names)} of {len(names)} checks passed" in out
+    # one check per scene, then the scenes together (their units and values after preprocessing)
+    assert f"{len(names) + 1} of {len(names) + 1} checks passed" in out and "PASS scenes" in out
     assert all((tmp_path / "doctor" / n).is_dir() for n in names)  # each scene's figures in a folder of its own

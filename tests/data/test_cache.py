@@ -29,7 +29,7 @@ def test_second_setup_reuses_the_cache(make_dm, caplog):
     second.prepare_data()
     second.setup("fit")
     assert not _built(caplog)
-    assert second.cache_path == path and not second._entry.built
+    assert second.cache_path == path and not second._ensure_entry().built
     assert {p.name: p.stat().st_mtime_ns for p in path.iterdir()} == stamp  # nothing rewritten
     meta = json.loads((path / "meta.json").read_text())
     assert meta["description"]["patch_size"] == 5 and meta["description"]["source"]["kind"] == "synthetic"
@@ -59,7 +59,7 @@ def test_truncated_file_is_detected_and_rebuilt(make_dm, caplog):
     again.setup("fit")
     msgs = [r.getMessage() for r in caplog.records if r.name == "hsi.data"]
     assert any("cube.npy" in m and "truncated" in m and "rebuilding" in m for m in msgs), msgs
-    assert again._entry.built and cube.stat().st_size == size
+    assert again._ensure_entry().built and cube.stat().st_size == size
     assert all(torch.equal(a, b[0]) for a, b in zip(ref, again.val_dataloader()))
 
 
@@ -82,7 +82,7 @@ def test_corrupted_content_and_edited_meta_are_rebuilt(make_dm, caplog):
     again = make_dm()
     again.setup("fit")
     assert any("different inputs" in r.getMessage() for r in caplog.records)
-    assert again._entry.built
+    assert again._ensure_entry().built
     assert json.loads(meta_path.read_text())["description"]["padding"] == "reflect"
 
 

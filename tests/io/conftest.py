@@ -84,3 +84,15 @@ def io_files():
     """The writers above, for tests (tests cannot import each other)."""
     return SimpleNamespace(make_cube=make_cube, wavelengths=wavelengths, write_v73=write_v73,
                            write_envi=write_envi, write_lan=write_lan)
+
+
+@pytest.fixture(scope="session")
+def geotiff_module():
+    """``tests/io/geotiff_fixtures.py`` as a module (it writes the GeoTIFF fixtures; rasterio needed)."""
+    import importlib.util
+
+    pytest.importorskip("rasterio")
+    spec = importlib.util.spec_from_file_location("geotiff_fixtures", Path(__file__).with_name("geotiff_fixtures.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -6,9 +6,7 @@ temporary folder (tests cannot import each other, so it is loaded by path).
 
 from __future__ import annotations
 
-import importlib.util
 import warnings
-from pathlib import Path
 
 import h5py
 import numpy as np
@@ -21,16 +19,12 @@ from hsi.io import open_cube, read_cube, read_labels  # noqa: E402
 from hsi.io.georef import GeoRef, check_same_grid  # noqa: E402
 from hsi.io.labels import read_label_georef  # noqa: E402
 
-FIXTURES = Path(__file__).with_name("geotiff_fixtures.py")
 
 
 @pytest.fixture(scope="module")
-def gt(tmp_path_factory):
-    spec = importlib.util.spec_from_file_location("geotiff_fixtures", FIXTURES)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    files = module.make_fixtures(tmp_path_factory.mktemp("geotiff"))
-    files.module = module
+def gt(tmp_path_factory, geotiff_module):
+    files = geotiff_module.make_fixtures(tmp_path_factory.mktemp("geotiff"))
+    files.module = geotiff_module
     return files
 
 

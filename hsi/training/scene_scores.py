@@ -2,7 +2,9 @@
 
 Each scene is scored on its own test pixels over the collection's classes (a prediction
 of a class the scene lacks is still an error); ``per_class`` lists only the classes the
-scene has, so a class absent from a scene is never reported as 0 % there.
+scene has, so a class absent from a scene is never reported as 0 % there. Test pixels of a
+class no training scene had are left out of the scores and counted apart
+(:mod:`hsi.training.unseen` reports what they were predicted as).
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ def _finite(value: float) -> float | None:
 
 
 def scene_scores(y_true: np.ndarray, y_pred: np.ndarray, scene_index: np.ndarray, names: Sequence[str],
-                 class_names: Sequence[str], scene_classes: dict[str, list[str]]) -> dict[str, dict[str, Any]]:
-    """``{scene: {oa, aa, kappa, per_class, pixels}}`` of 0-based test predictions.
+                 class_names: Sequence[str], scene_classes: dict[str, list[str]],
+                 trained: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """``{scene: {oa, aa, kappa, per_class, pixels, unseen_pixels}}`` of 0-based test predictions.
 
     Parameters
     ----------
@@ -37,16 +40,22 @@ def scene_scores(y_true: np.ndarray, y_pred: np.ndarray, scene_index: np.ndarray
         The collection's classes.
     scene_classes : dict
         ``{scene: [classes it has]}``; ``per_class`` keeps these only.
+    trained : sequence of str, optional
+        The classes that had training pixels: test pixels of other classes are left out of
+        the scores (counted in ``unseen_pixels``). None: every class.
     """
     k = len(class_names)
+    seen = np.ones(k, dtype=bool) if trained is None else np.isin(np.asarray(class_names), list(trained))
+    true = np.asarray(y_true)
     out: dict[str, dict[str, Any]] = {}
     for s, name in enumerate(names):
-        sel = np.asarray(scene_index) == s
+        in_scene = np.asarray(scene_index) == s
+        sel = in_scene & seen[true]
         confusion = np.zeros((k, k), dtype=np.int64)
         np.add.at(confusion, (np.asarray(y_true)[sel], np.asarray(y_pred)[sel]), 1)
         scores = scores_from_confusion(confusion)
-        has = set(scene_classes.get(name, class_names))
+        has = set(scene_classes.get(name, class_names)) & {c for c, ok in zip(class_names, seen) if ok}
         out[name] = {"oa": _finite(scores["oa"]), "aa": _finite(scores["aa"]), "kappa": _finite(scores["kappa"]),
                      "per_class": {c: v for c, v in zip(class_names, scores["per_class"]) if c in has},
-                     "pixels": int(sel.sum())}
+                     "pixels": int(sel.sum()), "unseen_pixels": int((in_scene & ~seen[true]).sum())}
     return out

@@ -1,8 +1,8 @@
 """A collection's state (grid, classes, split, pipeline) and its per-scene cache entries.
 
 :func:`collection_state` reads every scene once for its bands, classes and labels and makes
-the common grid (:mod:`hsi.collection.bands`), the union of classes
-(:mod:`hsi.collection.classes`) and the split (:mod:`hsi.collection.split`); it then fits
+the common grid (:mod:`hsi.data.sources.bands`), the union of classes
+(:mod:`hsi.data.sources.classes`) and the split (:mod:`hsi.data.sources.split`); it then fits
 the preprocessing once on the training pixels of all training scenes, after resampling,
 reading one scene at a time (only training pixels are gathered, as a single scene's fit
 does). A checkpoint's state is used instead when given (nothing refitted).
@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from hsi.collection.bands import common_grid
-from hsi.collection.classes import present_classes, renumber, union_classes
-from hsi.collection.entries import Collection
-from hsi.collection.load import prepare, scene_facts
-from hsi.collection.split import collection_split
+from hsi.data.sources.bands import coarsest_scene, common_grid, grid_fwhm, resampling_record
+from hsi.data.sources.classes import present_classes, renumber, union_classes
+from hsi.data.sources.entries import Collection
+from hsi.data.sources.load import prepare, scene_facts
+from hsi.data.sources.split import collection_split
 from hsi.data.cache import CacheEntry, PatchCache, json_roundtrip, materialize
 from hsi.errors import CheckpointError, OptionError
 from hsi.preprocess._base import nodata_mask
@@ -32,7 +32,7 @@ from hsi.preprocess._base import nodata_mask
 __all__ = ["STATE_FORMAT", "collection_state", "memo_path", "open_entries"]
 
 STATE_FORMAT = "hsi.collection"
-STATE_VERSION = 1
+STATE_VERSION = 3
 
 Loader = Callable[[int], Any]
 
@@ -51,25 +51,49 @@ def _fitted(values: dict[str, Any], x: np.ndarray, grid: np.ndarray | None) -> A
     kept = x.shape[1] - len(set(remove or ()))
     if isinstance(pca, int) and not isinstance(pca, bool) and pca > kept:
         raise OptionError("pca", pca, f"at most {kept}, the number of bands of the collection's grid")
-    pipe = make_pipeline(scaling=values["scaling"], pca=pca, remove_bands=remove, fill_nonfinite="median")
+    pipe = make_pipeline(scaling=values["scaling"], pca=pca, remove_bands=remove, fill_nonfinite="median",
+                         normalize=values.get("normalize"))
     return pipe.fit(x, None, wavelengths=grid)
+
+
+def _fit_pixels(col: Collection, load: Loader, prepared: Callable[[Any, int], Any], splits: list[Any]
+                ) -> list[np.ndarray | None]:
+    """Each scene's ``(N, C)`` fitting spectra (after resampling), one scene in memory at a time, or None.
+
+    Training pixels, except under ``split: scene`` with ``preprocess: scene``, where every scene is scaled on its
+    own valid pixels (labels never read: the held-out scenes too, unsupervised).
+    """
+    unsupervised = col.preprocess == "scene" and col.split == "scene"
+    pixels: list[np.ndarray | None] = []
+    for i in range(len(col.entries)):
+        if not unsupervised and not splits[i].train.any():
+            pixels.append(None)
+            continue
+        src = prepared(load(i), i)
+        mask = ~nodata_mask_or_none(src.cube) if unsupervised else splits[i].train
+        pixels.append(np.asarray(src.cube[mask], dtype=np.float32))
+        del src
+    return pixels
+
+
+def nodata_mask_or_none(cube: np.ndarray) -> np.ndarray:
+    """The no-data pixels of ``cube`` as a boolean map (all False when there are none)."""
+    nodata = nodata_mask(cube)
+    return np.zeros(cube.shape[:2], dtype=bool) if nodata is None else nodata
 
 
 def _fit_pipelines(values: dict[str, Any], col: Collection, load: Loader, prepared: Callable[[Any, int], Any],
                    splits: list[Any], grid: np.ndarray | None) -> tuple[Any, list[Any] | None]:
-    """The pipeline fitted on the training pixels of every training scene (after resampling), one scene in memory
-    at a time; with ``preprocess="scene"`` also each scene's own (the first training scene's is the main one)."""
-    pixels: list[np.ndarray | None] = []
-    for i in range(len(col.entries)):
-        if not splits[i].train.any():
-            pixels.append(None)
-            continue
-        src = prepared(load(i), i)
-        pixels.append(np.asarray(src.cube[splits[i].train], dtype=np.float32))
-        del src
+    """The pipeline fitted on the training pixels of every training scene (after resampling); with
+    ``preprocess="scene"`` also each scene's own (the first training scene's is the main one)."""
+    if col.preprocess == "scene" and col.split == "scene" and values.get("pca") is not None:
+        raise OptionError("pca", values["pca"], "none with preprocess: scene and split: scene (a PCA fitted on each "
+                          "scene alone gives each scene other axes); use preprocess: collection for PCA")
+    pixels = _fit_pixels(col, load, prepared, splits)
     if col.preprocess == "scene":
         own = [None if x is None else _fitted(values, x, grid) for x in pixels]
-        return next(p for p in own if p is not None), own
+        main = own[col.names.index(col.train_names[0])]
+        return main, own
     return _fitted(values, np.concatenate([x for x in pixels if x is not None]), grid), None
 
 
@@ -98,13 +122,16 @@ def collection_state(col: Collection, values: dict[str, Any], load: Loader,
     names = col.names
     if checkpoint is not None:
         return _reuse(checkpoint, col, facts)
-    first = names.index(col.train_names[0])
-    grid = common_grid([f["wavelengths"] for f in facts], [f["n_bands"] for f in facts], names, first)
+    wavelengths = [f["wavelengths"] for f in facts]
+    first = coarsest_scene(wavelengths, [f["fwhm"] for f in facts], names.index(col.train_names[0]))
+    grid = common_grid(wavelengths, [f["n_bands"] for f in facts], names, first)
+    widths, widths_from = grid_fwhm(facts[first]["wavelengths"], facts[first]["fwhm"], grid)
+    _record_resampling(facts, grid, widths)
     union = union_classes([f["class_names"] for f in facts])
     palette = _palette(union)
 
     def prepared(src: Any, i: int) -> Any:
-        return prepare(src, col.entries[i], grid, union, palette)
+        return prepare(src, col.entries[i], grid, union, palette, widths)
 
     labels = [renumber(lab, f["class_names"], union) for lab, f in zip(raw, facts)]
     splits = collection_split(labels, col, values)
@@ -114,10 +141,20 @@ def collection_state(col: Collection, values: dict[str, Any], load: Loader,
     return json_roundtrip({
         "format": STATE_FORMAT, "format_version": STATE_VERSION,
         "collection": col.to_dict(), "grid": None if grid is None else grid.tolist(),
-        "class_names": union, "palette": palette.astype(int).tolist(), "scenes": facts,
+        "grid_fwhm": None if widths is None else widths.tolist(), "grid_fwhm_from": widths_from,
+        "grid_from": names[first], "class_names": union, "palette": palette.astype(int).tolist(), "scenes": facts,
         "splits": [s.to_state() for s in splits], "pipeline": pipeline.to_state(),
         "pipelines": None if own is None else [p.to_state() for p in own],
     })
+
+
+def _record_resampling(facts: list[dict[str, Any]], grid: np.ndarray | None, widths: np.ndarray | None) -> None:
+    """Each scene's ``resampling`` fact: how it comes onto the grid (method, source bands dropped)."""
+    for f in facts:
+        if grid is None or f["wavelengths"] is None:
+            f["resampling"] = {"method": "identity", "dropped": 0, "dropped_nm": []}
+        else:
+            f["resampling"] = resampling_record(f["wavelengths"], grid, fwhm_from=f["fwhm"], fwhm_to=widths)
 
 
 def _reuse(state: dict[str, Any], col: Collection, facts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -139,6 +176,7 @@ def open_entries(col: Collection, state: dict[str, Any], values: dict[str, Any],
     from hsi.data.build import CacheRecipe
 
     grid = None if state["grid"] is None else np.asarray(state["grid"], dtype=np.float64)
+    widths = None if state.get("grid_fwhm") is None else np.asarray(state["grid_fwhm"], dtype=np.float64)
     union, palette = list(state["class_names"]), np.asarray(state["palette"], dtype=np.uint8)
     entries = []
     for i, entry in enumerate(col.entries):
@@ -155,7 +193,7 @@ def open_entries(col: Collection, state: dict[str, Any], values: dict[str, Any],
             identity["source"] = src.identity
 
         def build(i: int = i, entry: Any = entry, recipe: Any = recipe, src: Any = src) -> Any:
-            return recipe.build(prepare(src if src is not None else load(i), entry, grid, union, palette))
+            return recipe.build(prepare(src if src is not None else load(i), entry, grid, union, palette, widths))
 
         description = recipe.description(identity)
         if cache_dir is None:

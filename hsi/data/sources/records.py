@@ -1,4 +1,4 @@
-"""The dataclasses of a collection: :class:`SceneEntry` and :class:`Collection` (read by :mod:`hsi.collection.entries`)."""
+"""The dataclasses of a collection: :class:`SceneEntry` and :class:`Collection` (read by :mod:`hsi.data.sources.entries`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ __all__ = ["COLLECTION_KEYS", "ENTRY_KEYS", "PACK_FORMAT", "Collection", "SceneE
 
 #: keys of one scene entry
 ENTRY_KEYS = ("name", "scene", "root", "scene_options", "cube", "labels", "cube_key", "labels_key", "layout", "classes",
-              "pack")
+              "pack", "units", "scale", "wavelengths", "fwhm")
 #: keys of a collection (its YAML file's top level)
 COLLECTION_KEYS = ("scenes", "split", "test_scenes", "val_scenes", "preprocess")
 #: ``format`` attribute of a pack file
@@ -39,6 +39,14 @@ class SceneEntry:
         named ``class_<id>``. Unmapped names are kept.
     pack : str, optional
         A pack file holding this scene as the group ``name``.
+    units : str, optional
+        What the values are ("reflectance", "radiance", "unknown"), overriding what the file declares.
+    scale : float, optional
+        Divide the values by this on reading (e.g. 10000 for reflectance stored as integers x 10000).
+    wavelengths : tuple of float, optional
+        The band centres in nm, for a cube whose file has none (or overriding them).
+    fwhm : tuple of float, optional
+        The band widths (FWHM) in nm: one per band, or one for every band.
     """
 
     name: str
@@ -52,6 +60,10 @@ class SceneEntry:
     layout: str | None = None
     classes: dict[str, str] = field(default_factory=dict)
     pack: str | None = None
+    units: str | None = None
+    scale: float | None = None
+    wavelengths: tuple[float, ...] | None = None
+    fwhm: tuple[float, ...] | None = None
 
     @property
     def kind(self) -> str:
@@ -76,7 +88,7 @@ class SceneEntry:
         for key in ENTRY_KEYS[1:]:
             value = getattr(self, key)
             if value not in (None, {}):
-                out[key] = dict(value) if isinstance(value, dict) else value
+                out[key] = dict(value) if isinstance(value, dict) else list(value) if isinstance(value, tuple) else value
         return out
 
 
@@ -87,7 +99,8 @@ class Collection:
     Parameters
     ----------
     entries : tuple of SceneEntry
-        In order; the first training scene gives the common wavelength grid.
+        In order; the scene with the broadest bands gives the common wavelength grid (ties: the first training
+        scene).
     split : {"block", "scene"}
         block: a block split inside every scene; scene: whole scenes held out.
     test_scenes, val_scenes : tuple of str
@@ -96,8 +109,10 @@ class Collection:
     source : str, optional
         The file it was read from (for messages).
     preprocess : {"collection", "scene"}
+        (a collection file's ``auto`` or nothing: scene with ``split="scene"``, else collection)
         collection: one pipeline fitted on the training pixels of all training scenes;
-        scene: each scene's own, fitted on its own training pixels (needs ``split="block"``).
+        scene: each scene's own, fitted on its own training pixels with ``split="block"``, and on all its valid
+        pixels (unsupervised: labels never read, held-out scenes included) with ``split="scene"``.
     """
 
     entries: tuple[SceneEntry, ...]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from hsi.collection.records import PACK_FORMAT, Collection, SceneEntry
+from hsi.data.sources.records import PACK_FORMAT, Collection, SceneEntry
 from hsi.errors import CollectionError, DatasetNotFoundError
 
 __all__ = ["read_pack_collection", "read_pack_scene"]
@@ -55,9 +55,11 @@ def read_pack_scene(path: str | Path, name: str, ignore_georef: bool = False) ->
         georef = None if ignore_georef else from_h5_attrs(group["cube"].attrs, f"{path} scene {name!r}")
         labels = np.asarray(group["labels"][...], dtype=np.int64)
         wl = np.asarray(group["wavelengths"][...], dtype=np.float64) if "wavelengths" in group else None
+        fwhm = np.asarray(group["fwhm"][...], dtype=np.float64) if "fwhm" in group else None
+        units = json.loads(group.attrs["units"]) if "units" in group.attrs else None
         names = json.loads(group.attrs["class_names"])
         values = json.loads(group.attrs["label_values"])
     identity = {"kind": "pack", "pack": file_identity(path), "scene": name}
     return LoadedSource(name=name, cube=cube, wavelengths=wl, labels=labels, class_names=names,
                         palette=scene_palette(names), label_values=values, test_labels=None, identity=identity,
-                        georef=georef)
+                        georef=georef, units=units, fwhm=fwhm)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from hsi.collection.entries import Collection
+from hsi.data.sources.entries import Collection
 from hsi.errors import StratificationWarning
 from hsi.preprocess import Split
 

@@ -19,6 +19,7 @@ naming the entry and the key.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hsi._checks import did_you_mean
-from hsi.collection.records import COLLECTION_KEYS, ENTRY_KEYS, PACK_FORMAT, Collection, SceneEntry
+from hsi.data.sources.records import COLLECTION_KEYS, ENTRY_KEYS, PACK_FORMAT, Collection, SceneEntry
 from hsi.errors import CollectionError, DatasetNotFoundError
 
 __all__ = ["COLLECTION_KEYS", "ENTRY_KEYS", "PACK_FORMAT", "Collection", "SceneEntry", "read_collection", "with_split"]
@@ -88,7 +89,46 @@ def _entry(item: Any, index: int, base: Path | None, source: str | None, need_la
         _check_registry(str(item["scene"]), dict(options), where)
     return SceneEntry(name=str(name), scene=item.get("scene"), root=root, scene_options=dict(options), cube=cube,
                       labels=labels, cube_key=item.get("cube_key"), labels_key=item.get("labels_key"),
-                      layout=item.get("layout"), classes={str(k): str(v) for k, v in classes.items()})
+                      layout=item.get("layout"), classes={str(k): str(v) for k, v in classes.items()},
+                      **_declarations(item, where))
+
+
+def _numbers(value: Any, where: str, key: str, ascending: bool) -> tuple[float, ...] | None:
+    """A list of finite numbers (> 0, or strictly ascending), or None."""
+    if value is None:
+        return None
+    items = [value] if isinstance(value, (int, float)) and not isinstance(value, bool) else value
+    try:
+        numbers = tuple(float(v) for v in items if not isinstance(v, bool))
+    except (TypeError, ValueError):
+        numbers = ()
+    good = len(numbers) == len(items) and numbers and all(math.isfinite(v) and v > 0 for v in numbers)
+    if good and ascending:
+        good = all(b > a for a, b in zip(numbers, numbers[1:]))
+    if not good:
+        what = "a list of band centres in nm, strictly ascending" if ascending else \
+            "a band width in nm (> 0), or a list of one per band"
+        raise CollectionError(f"{where}: {key}: expected {what}; found {value!r}")
+    return numbers
+
+
+def _declarations(item: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The entry's declarations of what its cube holds: units, scale, wavelengths, fwhm (checked)."""
+    from hsi.errors import OptionError
+    from hsi.io.units import check_units_option
+
+    try:
+        units = check_units_option(item.get("units"))
+    except OptionError as err:
+        raise CollectionError(f"{where}: {err}") from None
+    scale = item.get("scale")
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
+                              or not math.isfinite(scale) or scale <= 0):
+        raise CollectionError(f"{where}: scale: expected a number > 0 that the values are divided by (e.g. 10000); "
+                              f"found {scale!r}")
+    return {"units": units, "scale": None if scale is None else float(scale),
+            "wavelengths": _numbers(item.get("wavelengths"), where, "wavelengths", True),
+            "fwhm": _numbers(item.get("fwhm"), where, "fwhm", False)}
 
 
 def _check_registry(scene: str, options: dict[str, Any], where: str) -> None:
@@ -130,9 +170,6 @@ def _check(col: Collection, where: str) -> Collection:
     if col.preprocess not in ("collection", "scene"):
         raise CollectionError(f"{where}: preprocess: {col.preprocess!r}: expected collection (one pipeline fitted on "
                               "all training scenes) or scene (each scene its own)")
-    if col.preprocess == "scene" and col.split != "block":
-        raise CollectionError(f"{where}: preprocess: scene fits each scene on its own training pixels, which a "
-                              "held-out scene does not have: use split: block, or preprocess: collection")
     if col.split == "block" and (col.test_scenes or col.val_scenes):
         raise CollectionError(f"{where}: test_scenes / val_scenes hold out whole scenes: they need split: scene "
                               "(split: block splits inside every scene)")
@@ -148,6 +185,15 @@ def _check(col: Collection, where: str) -> Collection:
     return col
 
 
+def default_preprocess(value: Any, split: str) -> str:
+    """``preprocess`` as given, or by default: ``scene`` with ``split: scene`` (every scene scaled on its own valid
+    pixels, which brings scenes from other sensors together: see the README's cross-sensor benchmark), ``collection``
+    with ``split: block``."""
+    if value not in (None, "auto"):
+        return str(value)
+    return "scene" if split == "scene" else "collection"
+
+
 def _from_mapping(data: Mapping[str, Any], base: Path | None, source: str | None, need_labels: bool) -> Collection:
     where = _where(source)
     _unknown(list(data), COLLECTION_KEYS, where)
@@ -158,10 +204,10 @@ def _from_mapping(data: Mapping[str, Any], base: Path | None, source: str | None
         raise CollectionError(f"{where}: scenes: expected a non-empty list of scene entries, found {items!r}")
     entries = tuple(_entry(item, i, base, source, need_labels) for i, item in enumerate(items))
     known = [e.name for e in entries]
-    col = Collection(entries, str(data.get("split") or "block"), _names(data.get("test_scenes"), "test_scenes", known,
-                                                                        where),
+    split = str(data.get("split") or "block")
+    col = Collection(entries, split, _names(data.get("test_scenes"), "test_scenes", known, where),
                      _names(data.get("val_scenes"), "val_scenes", known, where), source,
-                     str(data.get("preprocess") or "collection"))
+                     default_preprocess(data.get("preprocess"), split))
     return _check(col, where)
 
 
@@ -172,7 +218,7 @@ def _read_file(path: Path, need_labels: bool) -> Collection:
     if not path.is_file():
         raise DatasetNotFoundError(f"scenes: {str(path)!r}: no such file (a collection YAML file or a pack .h5)")
     if path.suffix.lower() in (".h5", ".hdf5", ".he5"):
-        from hsi.collection.packfile import read_pack_collection
+        from hsi.data.sources.packfile import read_pack_collection
 
         return _check(read_pack_collection(path), f"scenes ({path})")
     try:

@@ -93,8 +93,18 @@ class CollectionDataset(Dataset):
             out += [(int(s), torch.from_numpy(where[i:i + self.PIECE])) for i in range(0, where.size, self.PIECE)]
         return out
 
+    @property
+    def source_kind(self) -> str:
+        """Where the windows are cut from: "cube" or "patches" (stored windows), as the first scene's dataset says."""
+        return self.parts[0].source_kind
+
     def __getitems__(self, indices: Sequence[int]) -> PatchBatch:
-        """Gather a batch scene by scene; the samples come back in the order of ``indices``."""
+        """Gather a batch scene by scene; the samples come back in the order of ``indices``.
+
+        A single scene's dataset gathers the batch itself (its indices are the collection's).
+        """
+        if len(self.parts) == 1:
+            return self.parts[0].__getitems__(indices)
         idx = self._indices(indices)
         scenes = self.scene_index[idx]
         patches = labels = coords = None
@@ -111,8 +121,10 @@ class CollectionDataset(Dataset):
             raise IndexError("CollectionDataset: an empty batch")
         return PatchBatch(patches, labels, coords, torch.from_numpy(idx))
 
-    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(patch (C, P, P), label)`` of sample ``i``."""
+    def __getitem__(self, i: int) -> Any:
+        """``(patch (C, P, P), label)`` of sample ``i`` (a single scene's dataset's own item)."""
+        if len(self.parts) == 1:
+            return self.parts[0][i]
         batch = self.__getitems__([i])
         return batch.patches[0], batch.labels[0]
 

@@ -1,0 +1,91 @@
+"""The DataModule's source arguments as a collection: one entry for ``scene=`` / ``cube_path=``, the entries of ``scenes=``.
+
+:func:`sources_of` is what ``HSIDataModule.__init__`` calls: it checks the arguments a
+collection cannot take, reads the collection (no cube opened) and says what names the run
+(``source.name``: the scene, or the scenes joined) and where a lone scene's files are
+(:class:`~hsi.data.scene_source.SourceSpec`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hsi.data.scene_source import SourceSpec
+from hsi.data.sources.entries import read_collection
+from hsi.data.sources.records import Collection, SceneEntry
+from hsi.errors import OptionError
+
+__all__ = ["COLLECTION_SCALING", "CollectionSource", "check_collection_arguments", "resolve_scaling", "sources_of"]
+
+#: what ``scaling="auto"`` is for several scenes: per-band statistics of whole scenes (per-scene scaling) are far
+#: steadier as mean and standard deviation than as extremes (benchmarks/bench_cross_sensor.py; see the README)
+COLLECTION_SCALING = "standardize"
+
+#: single-scene source arguments a collection does not take (its entries say where each scene is)
+SCENE_ONLY = ("cube_path", "labels_path", "cube_key", "labels_key", "layout", "test_labels_path", "test_labels_key")
+
+
+class CollectionSource:
+    """What ``datamodule.source`` says of a collection of several scenes: its ``name`` (run folders) and ``kind``."""
+
+    kind = "collection"
+
+    def __init__(self, collection: Collection) -> None:
+        self.collection = collection
+        names = collection.names
+        self.name = "+".join(names) if len(names) <= 3 else f"{names[0]}+{len(names) - 1}-more"
+        self.scene_options: dict[str, Any] = {}
+
+
+def check_collection_arguments(hparams: Mapping[str, Any]) -> None:
+    """Refuse the DataModule arguments that a collection given by ``scenes=`` cannot take (:class:`OptionError`)."""
+    for name in SCENE_ONLY:
+        if hparams.get(name) is not None:
+            raise OptionError(name, hparams[name], "not with scenes= (each scene entry names its own files and keys)")
+    if hparams["split"] != "block":
+        raise OptionError("split", hparams["split"], "block with scenes= (hold whole scenes out with split: scene "
+                          "and test_scenes in the collection)")
+    if hparams.get("folds") is not None:
+        raise OptionError("folds", hparams["folds"], "none with scenes= (cross-validation folds of a collection are "
+                          "not supported)")
+    if hparams.get("gather_on_device"):
+        raise OptionError("gather_on_device", True, "False with scenes= (each scene is its own cube)")
+
+
+def resolve_scaling(value: str | None, n_scenes: int) -> str | None:
+    """The per-band scaling that runs: ``"auto"`` is minmax for one scene, :data:`COLLECTION_SCALING` for more."""
+    if value != "auto":
+        return value
+    return "minmax" if n_scenes == 1 else COLLECTION_SCALING
+
+
+def _lone_entry(spec: SourceSpec) -> SceneEntry:
+    """The collection entry of a single scene (its name is the scene's or the cube file's stem)."""
+    if spec.kind == "files":
+        return SceneEntry(name=spec.name, cube=spec.cube_path, labels=spec.labels_path, cube_key=spec.cube_key,
+                          labels_key=spec.labels_key, layout=spec.layout)
+    return SceneEntry(name=spec.name, scene=spec.scene, root=spec.root, scene_options=dict(spec.scene_options))
+
+
+def sources_of(hparams: Mapping[str, Any], spec: SourceSpec) -> tuple[Collection, SourceSpec | CollectionSource]:
+    """The collection of the DataModule's arguments and what names it.
+
+    Parameters
+    ----------
+    hparams : mapping
+        The DataModule's arguments.
+    spec : SourceSpec
+        Its single-scene source arguments.
+
+    Returns
+    -------
+    (collection, source)
+        A one-entry collection and ``spec`` for a single scene; the collection of
+        ``scenes=`` and a :class:`CollectionSource` otherwise.
+    """
+    if hparams.get("scenes") is None:
+        return Collection((_lone_entry(spec),)), spec
+    check_collection_arguments(hparams)
+    collection = read_collection(hparams["scenes"])
+    return collection, CollectionSource(collection)

@@ -1,0 +1,83 @@
+"""The scene-shift check before inference: does a new cube look like the checkpoint's training data?
+
+:func:`check_new_scene` samples windows spread over the cube (on the checkpoint's bands,
+resampled when need be), compares their typical raw value and units with the training
+scenes' (:func:`hsi.data.sources.shift.raw_check`), and their band statistics after the
+checkpoint's fitted preprocessing with the training pixels'
+(:func:`hsi.preprocess.shift.check_shift`); each finding is one warning line
+(:class:`~hsi.errors.SceneShiftWarning`), and the record goes into the maps' manifest.
+A checkpoint written before these statistics existed is not checked (said in the record).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["check_new_scene", "fit_on_scene", "sample_spectra"]
+
+#: windows sampled per side (a grid of at most SIDE x SIDE windows) and their size in pixels
+SIDE = 6
+WINDOW = 48
+
+
+def _starts(length: int) -> list[int]:
+    """Window origins spread evenly along an axis of ``length`` pixels."""
+    if length <= WINDOW * SIDE:
+        return list(range(0, length, WINDOW))
+    return [int(v) for v in np.linspace(0, length - WINDOW, SIDE).round()]
+
+
+def sample_spectra(source: Any) -> np.ndarray:
+    """``(N, C)`` float32 spectra of windows spread over ``source`` (the whole cube when it is small)."""
+    height, width = source.shape[:2]
+    parts = []
+    for r in _starts(height):
+        for c in _starts(width):
+            window = source.read_window(slice(r, min(r + WINDOW, height)), slice(c, min(c + WINDOW, width)))
+            parts.append(np.asarray(window, dtype=np.float32).reshape(-1, window.shape[-1]))
+    return np.concatenate(parts)
+
+
+def fit_on_scene(model: Any, source: Any) -> tuple[Any, dict[str, Any] | None]:
+    """``model`` with its preprocessing refitted on ``source``'s own pixels when the checkpoint scaled every scene
+    on its own (:attr:`~hsi.infer.checkpoint.InferenceModel.fit_per_scene`), and what was done; else as it is.
+
+    The same steps as the checkpoint's pipeline, fitted (unsupervised: no label is read) on the
+    finite spectra of :func:`sample_spectra`, windows spread over the whole scene.
+    """
+    import dataclasses
+
+    if not model.fit_per_scene:
+        return model, None
+    from hsi.preprocess import Pipeline
+
+    spectra = sample_spectra(source)
+    spectra = spectra[np.all(np.isfinite(spectra), axis=1)]
+    fresh = Pipeline([type(step)(**step.get_params()) for step in model.pipeline.steps])
+    fresh.fit(spectra[:, None, :], None, wavelengths=source.wavelengths)
+    note = {"fitted_on": "this scene's own pixels (unsupervised, as the checkpoint scaled every scene)",
+            "pixels": int(spectra.shape[0])}
+    return dataclasses.replace(model, pipeline=fresh, fit_per_scene=False), note
+
+
+def check_new_scene(model: Any, source: Any) -> dict[str, Any]:
+    """The raw-value and after-preprocessing checks of ``source`` against ``model``'s training data (warned)."""
+    from hsi.data.sources.shift import raw_check
+    from hsi.preprocess.shift import BandStats, band_stats, check_shift, value_level
+
+    if model.band_stats is None or model.training_values is None:
+        return {"checked": False, "note": "the checkpoint holds no training statistics (written by an older hsi)"}
+    raw = sample_spectra(source)
+    finite = np.all(np.isfinite(raw), axis=1)
+    fact = {"name": str(source.name), "units": getattr(source, "units", None), "value_level": value_level(raw)}
+    values = model.training_values
+    against = [{"name": ", ".join(values["names"]), "units": {"kind": kind}, "value_level": values["value_level"]}
+               for kind in (values["units"] or ["unknown"])]
+    record = {"checked": True, "raw": raw_check(fact, against)}
+    if finite.any():
+        x = model.pipeline.transform(raw[finite][:, None, :])[:, 0, :]
+        record["preprocessed"] = check_shift(BandStats.from_dict(model.band_stats), band_stats(x), str(source.name),
+                                             list(values["names"]))
+    return record
