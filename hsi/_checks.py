@@ -66,13 +66,17 @@ def boolean(name: str, value: Any) -> None:
 
 
 def number(low: float, high: float = math.inf, *, low_open: bool = False,
-           high_open: bool = True) -> Callable[[str, Any], None]:
-    """A check: a finite real number in the interval from ``low`` to ``high`` (open or closed ends)."""
+           high_open: bool = True, optional: bool = False, none_means: str = "") -> Callable[[str, Any], None]:
+    """A check: a finite real number in the interval from ``low`` to ``high`` (open or closed ends), or None when
+    ``optional`` (``none_means`` says what None does)."""
     left, right = ("(" if low_open else "["), (")" if high_open else "]")
     allowed = f"a number > {low:g}" if low_open and high == math.inf else (
         f"a number >= {low:g}" if high == math.inf else f"a number in {left}{low:g}, {high:g}{right}")
+    allowed += f", or None{none_means}" if optional else ""
 
     def check(name: str, value: Any) -> None:
+        if value is None and optional:
+            return
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         ok = ok and (value > low if low_open else value >= low) and (value < high if high_open else value <= high)
         if not ok:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from hsi._checks import integer, is_int, not_an_option, odd_integer
+from hsi._checks import integer, is_int, not_an_option, number, odd_integer
 from hsi._roles import Role
 from hsi.errors import OptionError
 from hsi.preprocess.pca import check_components
@@ -49,6 +49,8 @@ BUFFER = integer(0, optional=True, none_means=" (patch_size // 2)")
 SPLIT_SEED = integer(0, optional=True, none_means=" (the seed)")
 FOLDS = integer(2, optional=True, none_means=" (no cross-validation folds)")
 FOLD = integer(0, optional=True, none_means=" (no cross-validation folds)")
+SPECTRAL_SCALE = number(0.0, 1.0, optional=True, none_means=" (0 for one scene, more for several)")
+SPECTRAL_NOISE = number(0.0, optional=True, none_means=" (0 for one scene, more for several)")
 
 
 def check_remove_bands(name: str, value: Any) -> None:

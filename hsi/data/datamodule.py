@@ -63,6 +63,8 @@ from hsi.data.arguments import (
     FOLD,
     FOLDS,
     PATCH_SIZE,
+    SPECTRAL_NOISE,
+    SPECTRAL_SCALE,
     SPLIT_SEED,
     check_combinations,
     check_pca,
@@ -82,7 +84,7 @@ from hsi.data.loader import HSIDataLoader
 from hsi.data.patches import DEFAULT_PATCH_SIZE
 from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
 from hsi.data.scene_source import SourceSpec
-from hsi.data.sources.arguments import resolve_scaling, sources_of
+from hsi.data.sources.arguments import resolve_defaults, sources_of
 from hsi.data.sources.dataset import CollectionDataset
 from hsi.data.sources.open import OpenedSources, open_sources
 from hsi.data.sources.shift import centre_pixels, scene_shift
@@ -207,11 +209,13 @@ class HSIDataModule(pl.LightningDataModule):
         stored (N, P, P, C) (for slow random-access storage); memory: no files even with a cache_dir.
     augment : bool
         Random flips and quarter turns of the training patches.
-    spectral_scale : float
+    spectral_scale : float | None
         With augment: multiply each training patch by a factor drawn from U(1 - s, 1 + s), 0 = off
-        (brightness changes; in the units after scaling).
-    spectral_noise : float
-        With augment: add a per-band offset drawn from N(0, sigma^2) to each training patch, 0 = off.
+        (brightness changes; in the units after scaling; None: 0 for one scene, 0.1 for several, which lets a
+        model trained on one sensor hold up on another).
+    spectral_noise : float | None
+        With augment: add a per-band offset drawn from N(0, sigma^2) to each training patch, 0 = off
+        (None: 0 for one scene, 0.05 for several).
     gather_on_device : bool
         Keep the preprocessed cube on the accelerator and cut patches there.
     balanced_sampling : bool
@@ -262,8 +266,8 @@ class HSIDataModule(pl.LightningDataModule):
         cache_dir: Annotated[str | None, loader()] = None,
         cache: Annotated[Literal["cube", "patches", "memory"], recipe(resume="free")] = "cube",
         augment: Annotated[bool, loader()] = True,
-        spectral_scale: Annotated[float, loader(number(0.0, 1.0))] = 0.0,
-        spectral_noise: Annotated[float, loader(number(0.0))] = 0.0,
+        spectral_scale: Annotated[float | None, loader(SPECTRAL_SCALE)] = None,
+        spectral_noise: Annotated[float | None, loader(SPECTRAL_NOISE)] = None,
         gather_on_device: Annotated[bool, loader()] = False,
         balanced_sampling: Annotated[bool, loader()] = False,
         predict_on: Annotated[Literal["test", "labeled", "all"], loader()] = "test",
@@ -283,8 +287,8 @@ class HSIDataModule(pl.LightningDataModule):
         spec = SourceSpec(**{**named, "scene_options": dict(scene_options or {})}, download=bool(download))
         # a single scene is a collection of one; ``source`` names the run (and says where a lone scene's files are)
         self.collection, self.source = sources_of(dict(self.hparams), spec)
-        # what runs is what is recorded (checkpoints, reports, resume): "auto" resolved by the number of scenes
-        self.hparams["scaling"] = resolve_scaling(self.hparams["scaling"], len(self.collection.entries))
+        # what runs is what is recorded (checkpoints, reports, resume): "auto" and None resolved by the scene count
+        self.hparams.update(resolve_defaults(self.hparams, len(self.collection.entries)))
         self._start_empty()
 
     def _start_empty(self) -> None:

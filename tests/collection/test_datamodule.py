@@ -62,12 +62,14 @@ def test_one_cache_entry_per_scene_and_no_concatenated_cube(files, make_dm, tmp_
     assert [c.shape[:2] for c in cubes] == [(36, 36), (28, 40), (32, 32)]  # each scene's own padded cube
     assert all(isinstance(c, np.memmap) for c in cubes)
     assert dm.num_bands == 14 and len(dm.wavelengths) == 14  # the common grid: north's bands in 420-2400 nm
-    # a sample is (scene, row, col): the batch holds each sample's own window
-    ds = dm.train_dataset
+    # a sample is (scene, row, col): the batch holds each sample's own window (flips keep the centre; the
+    # spectral augmentation several scenes get by default would change its values, so it is off here)
+    assert (dm.hparams.spectral_scale, dm.hparams.spectral_noise) == (0.1, 0.05)
+    ds = dm._make_dataset("train", augmented=False)
     i = int(np.flatnonzero(ds.scene_index == 1)[3])
     x, _ = ds[i]
     r, c = ds.coords[i]
-    assert torch.equal(x, parts[1][i - int(ds.starts[1])][0])
+    assert torch.equal(x, ds.parts[1][i - int(ds.starts[1])][0])
     assert np.allclose(x.numpy()[:, 2, 2], cubes[1][r + 2, c + 2])
 
 
