@@ -54,7 +54,6 @@ import lightning.pytorch as pl
 import numpy as np
 import torch
 
-from hsi._checks import number
 from hsi._roles import check_declared, roles
 from hsi.data.arguments import (
     AT_LEAST_ONE,
@@ -302,6 +301,7 @@ class HSIDataModule(pl.LightningDataModule):
         self._device_cubes: dict[str, torch.Tensor] = {}
         self._shift: dict[str, Any] | None = None  # the scene-shift records
         self._facts: dict[str, Any] | None = None  # the training facts of the state
+        self._stats: dict[tuple[tuple[str, ...], str], Any] = {}  # band statistics by (scenes, pixels)
 
     # ================================================================== cache
     @property
@@ -352,6 +352,7 @@ class HSIDataModule(pl.LightningDataModule):
             self._opened = opened
             self._device_cubes.clear()
             self._shift = self._facts = None
+            self._stats.clear()
         return self._opened
 
     def _ensure_entry(self) -> CacheEntry:
@@ -632,15 +633,20 @@ class HSIDataModule(pl.LightningDataModule):
         scenes' (:func:`hsi.data.sources.shift.scene_shift`; warned about once, the first time); None for one scene.
         """
         if self._shift is None and len(self.scene_names) > 1:
+            self._shift = scene_shift(self._state["scenes"], self.collection.train_names, self._band_stats)
+        return self._shift
+
+    def _band_stats(self, scenes: list[str], key: str) -> Any:
+        """:func:`~hsi.preprocess.shift.band_stats` of the preprocessed ``key`` pixels ("train", "all") of
+        ``scenes`` together (computed once per DataModule state: the shift check and the checkpoint share them)."""
+        cache_key = (tuple(scenes), key)
+        if cache_key not in self._stats:
             from hsi.preprocess.shift import band_stats
 
             entries, names = self._sources().entries, self.scene_names
-
-            def stats(scenes: list[str], key: str) -> Any:
-                return band_stats([centre_pixels(entries[names.index(n)], key, self.patch_size) for n in scenes])
-
-            self._shift = scene_shift(self._state["scenes"], self.collection.train_names, stats)
-        return self._shift
+            self._stats[cache_key] = band_stats([centre_pixels(entries[names.index(n)], key, self.patch_size)
+                                                 for n in scenes])
+        return self._stats[cache_key]
 
     @property
     def preprocessing(self) -> dict[str, Any]:
@@ -663,7 +669,7 @@ class HSIDataModule(pl.LightningDataModule):
         """The arguments that ran, for reports: a collection's without the single-scene source arguments and split
         (its entries and split are in :meth:`collection_record`)."""
         arguments = dict(self.hparams)
-        if len(self.collection.entries) > 1 or arguments.get("scenes") is not None:
+        if arguments.get("scenes") is not None:
             for name, role in roles(type(self)).items():
                 if (role.kind == "source" and name not in ("scenes", "ignore_georef")) or name == "split":
                     arguments.pop(name, None)
@@ -731,15 +737,10 @@ class HSIDataModule(pl.LightningDataModule):
         """What inference checks a new cube against: the training pixels' band statistics after preprocessing, and
         the training scenes' units and typical raw value (computed once)."""
         if self._facts is None:
-            from hsi.preprocess.shift import band_stats
-
-            entries, names = self._sources().entries, self.scene_names
+            names = self.scene_names
             train = [n for n in self.collection.train_names if self.scene_split(n).train.any()] or names
-            stats = band_stats([centre_pixels(entries[names.index(n)], "train", self.patch_size) for n in train])
+            stats = self._band_stats(train, "train")
             facts = [s for s in self._state["scenes"] if s["name"] in train]
-            if self._sources().single:
-                scene = entries[0].state["scene"]
-                facts = [{"units": scene.get("units"), "value_level": scene.get("value_level")}]
             levels = [f.get("value_level") for f in facts if f.get("value_level")]
             classes = None if len(names) == 1 else [self.class_names[k] for k in
                                                     sorted(set(np.unique(self.train_dataset.labels).tolist()))]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from hsi.data.sources.shift import value_text
 from hsi.doctor.result import CheckResult
 from hsi.errors import SceneShiftWarning
 
@@ -21,8 +22,8 @@ __all__ = ["check_scene_shift"]
 def _evidence(name: str, record: dict[str, Any]) -> str:
     raw, pre = record["raw"], record["preprocessed"]
     ratio = "n/a" if raw["ratio"] is None else f"{raw['ratio']:.3g}x"
-    return (f"{name}: units {raw['units']}, typical raw value {raw['value_level']:.4g} against "
-            f"{raw['against_value_level']:.4g} ({ratio}{', other units' if raw['units_differ'] else ''}); after "
+    return (f"{name}: units {raw['units']}, typical raw value {value_text(raw['value_level'])} against "
+            f"{value_text(raw['against_value_level'])} ({ratio}{', other units' if raw['units_differ'] else ''}); after "
             f"preprocessing shift factor {pre['factor']:.3g} against {', '.join(pre['against'])} "
             f"(threshold {pre['threshold']:g})")
 

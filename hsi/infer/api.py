@@ -335,13 +335,14 @@ def _onto_checkpoint(model: InferenceModel, source: SceneSource) -> tuple[SceneS
     fitted on the cube when the checkpoint scaled each scene on its own, and the records of both and of the
     scene-shift check (for ``inference.json``)."""
     from hsi.data.sources.bands import onto_grid
-    from hsi.infer.shift import check_new_scene, fit_on_scene
+    from hsi.infer.shift import check_new_scene, fit_on_scene, sample_spectra
 
     source = onto_grid(source, model.wavelengths, model.num_bands_in, model.grid_fwhm)
     check_cube(model, source.shape[2], source.wavelengths, source.name)
-    model, fitted = fit_on_scene(model, source)
-    return source, model, {"scene_shift": check_new_scene(model, source), "bands": getattr(source, "record", None),
-                           "preprocessing": fitted}
+    spectra = sample_spectra(source)  # read once: the per-scene fit and the shift check use the same windows
+    model, fitted = fit_on_scene(model, source, spectra)
+    return source, model, {"scene_shift": check_new_scene(model, source, spectra),
+                           "bands": getattr(source, "record", None), "preprocessing": fitted}
 
 
 def _count_nodata(results: ResultArrays, name: str) -> int:

@@ -40,12 +40,12 @@ def sample_spectra(source: Any) -> np.ndarray:
     return np.concatenate(parts)
 
 
-def fit_on_scene(model: Any, source: Any) -> tuple[Any, dict[str, Any] | None]:
+def fit_on_scene(model: Any, source: Any, spectra: np.ndarray) -> tuple[Any, dict[str, Any] | None]:
     """``model`` with its preprocessing refitted on ``source``'s own pixels when the checkpoint scaled every scene
     on its own (:attr:`~hsi.infer.checkpoint.InferenceModel.fit_per_scene`), and what was done; else as it is.
 
     The same steps as the checkpoint's pipeline, fitted (unsupervised: no label is read) on the
-    finite spectra of :func:`sample_spectra`, windows spread over the whole scene.
+    finite rows of ``spectra`` (:func:`sample_spectra` of the scene, windows spread over all of it).
     """
     import dataclasses
 
@@ -53,7 +53,6 @@ def fit_on_scene(model: Any, source: Any) -> tuple[Any, dict[str, Any] | None]:
         return model, None
     from hsi.preprocess import Pipeline
 
-    spectra = sample_spectra(source)
     spectra = spectra[np.all(np.isfinite(spectra), axis=1)]
     fresh = Pipeline([type(step)(**step.get_params()) for step in model.pipeline.steps])
     fresh.fit(spectra[:, None, :], None, wavelengths=source.wavelengths)
@@ -62,14 +61,14 @@ def fit_on_scene(model: Any, source: Any) -> tuple[Any, dict[str, Any] | None]:
     return dataclasses.replace(model, pipeline=fresh, fit_per_scene=False), note
 
 
-def check_new_scene(model: Any, source: Any) -> dict[str, Any]:
-    """The raw-value and after-preprocessing checks of ``source`` against ``model``'s training data (warned)."""
+def check_new_scene(model: Any, source: Any, raw: np.ndarray) -> dict[str, Any]:
+    """The raw-value and after-preprocessing checks of ``source`` (its :func:`sample_spectra` ``raw``) against
+    ``model``'s training data (warned)."""
     from hsi.data.sources.shift import raw_check
     from hsi.preprocess.shift import BandStats, band_stats, check_shift, value_level
 
     if model.band_stats is None or model.training_values is None:
         return {"checked": False, "note": "the checkpoint holds no training statistics (written by an older hsi)"}
-    raw = sample_spectra(source)
     finite = np.all(np.isfinite(raw), axis=1)
     fact = {"name": str(source.name), "units": getattr(source, "units", None), "value_level": value_level(raw)}
     values = model.training_values

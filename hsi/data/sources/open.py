@@ -54,13 +54,15 @@ class OpenedSources:
 
 def _single_state(collection: Collection, entry: CacheEntry) -> dict[str, Any]:
     """A single scene's cache state described as a collection of one."""
+    from hsi.data.sources.classes import present_classes
+
     scene = entry.state["scene"]
     labels = entry.load("label_map")
-    present = sorted({int(v) for v in set(labels[labels > 0].ravel().tolist())}) if labels.size else []
     names = list(scene["class_names"])
     fact = {"name": scene["name"], "n_bands": int(scene["num_bands_in"]), "shape": list(labels.shape),
             "wavelengths": scene.get("wavelengths"), "class_names": names,
-            "classes": [names[k - 1] for k in present], "georef": scene.get("georef")}
+            "classes": present_classes(labels, names), "georef": scene.get("georef"),
+            "units": scene.get("units"), "value_level": scene.get("value_level")}
     return {"collection": collection.to_dict(), "grid": scene.get("wavelengths"), "class_names": names,
             "palette": scene["palette"], "scenes": [fact], "splits": [entry.state["split"]],
             "pipeline": entry.state["pipeline"], "pipelines": None}

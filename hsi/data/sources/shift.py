@@ -28,7 +28,7 @@ import numpy as np
 
 from hsi.errors import SceneShiftWarning
 
-__all__ = ["RAW_RATIO_THRESHOLD", "centre_pixels", "raw_check", "scene_shift"]
+__all__ = ["RAW_RATIO_THRESHOLD", "centre_pixels", "raw_check", "scene_shift", "value_text"]
 
 #: typical raw values this many times apart (or more) are "other units or value ranges"
 RAW_RATIO_THRESHOLD = 10.0
@@ -49,6 +49,11 @@ def centre_pixels(entry: Any, key: str, patch_size: int, max_pixels: int = STATS
 
 def _kind(fact: dict[str, Any]) -> str:
     return str((fact.get("units") or {}).get("kind") or "unknown")
+
+
+def value_text(value: float | None) -> str:
+    """A typical value as printed (``unknown`` for a scene without a finite pixel)."""
+    return "unknown" if value is None else f"{value:.4g}"
 
 
 def _times(ratio: float | None) -> str:
@@ -73,7 +78,7 @@ def raw_check(fact: dict[str, Any], against: Sequence[dict[str, Any]]) -> dict[s
         seen = ", ".join(sorted({_kind(f) for f in against}))
         warnings.warn(
             f"scene {fact['name']!r} holds other units or value ranges than {names}: its values are typically "
-            f"{level:.4g} against {reference:.4g} ({_times(ratio)}; units {_kind(fact)} against {seen}); the scenes "
+            f"{value_text(level)} against {value_text(reference)} ({_times(ratio)}; units {_kind(fact)} against {seen}); the scenes "
             "combine only through the normalisation (normalize=, per-scene scaling with preprocess: scene): "
             "declare units: and scale: in the entries if the files do not", SceneShiftWarning, stacklevel=2)
     return record
