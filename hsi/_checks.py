@@ -1,15 +1,87 @@
-"""Small argument checks shared by the classes that define options (one message for one rule)."""
+"""Small argument checks shared by the classes that define options (one message for one rule).
+
+The range checks of options are :class:`Rule` objects: a check ``rule(name, value)`` that raises
+:class:`~hsi.errors.OptionError`, and its :attr:`Rule.text`, the call that makes it
+(``odd_integer(1, 'the patch is centred on its pixel')``). A signature declares its rules
+(``Annotated[int, Role(..., check=PATCH_SIZE)]``, or ``Annotated[int, integer(1)]`` on a dataclass
+field); the checked-in option table (:mod:`hsi.cli.table`) stores their text, and
+:func:`rule_of` rebuilds them from it. This module imports neither torch nor Lightning, so
+``hsi train --patch-size 4`` is refused with the library's own message at parse time.
+"""
 
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib.util
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from hsi.errors import OptionError
 
-__all__ = ["check_int", "did_you_mean", "integer", "is_int", "not_an_option", "number", "odd_integer"]
+__all__ = ["RULES", "Rule", "band_indices", "boolean", "check_int", "did_you_mean", "integer", "is_int",
+           "logger_available", "not_an_option", "number", "odd_integer", "parse_devices", "pca_components",
+           "rule_of", "tensorboard_available"]
+
+#: rule name -> the rule (named checks) or the function that makes one (``integer``); what :func:`rule_of` reads
+RULES: dict[str, Any] = {}
+
+
+class Rule:
+    """A range check of one option, with the text of the call that makes it.
+
+    Parameters
+    ----------
+    text : str
+        The call that rebuilds the rule from :data:`RULES` (``integer(1)``), as :func:`rule_of` reads it.
+    check : callable
+        ``check(name, value)``, raising :class:`~hsi.errors.OptionError` for a value that is not allowed.
+    """
+
+    def __init__(self, text: str, check: Callable[[str, Any], None]) -> None:
+        self.text = text
+        self._check = check
+
+    def __call__(self, name: str, value: Any) -> None:
+        self._check(name, value)
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Rule) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+
+def _rule_maker(make: Callable[..., Callable[[str, Any], None]]) -> Callable[..., Rule]:
+    """``make(...)`` returns a :class:`Rule` whose text is the call itself (registered in :data:`RULES`)."""
+
+    @functools.wraps(make)
+    def rule(*args: Any, **kwargs: Any) -> Rule:
+        words = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()]
+        return Rule(f"{make.__name__}({', '.join(words)})", make(*args, **kwargs))
+
+    RULES[make.__name__] = rule
+    return rule
+
+
+def _named_rule(check: Callable[[str, Any], None]) -> Rule:
+    """``check`` as a :class:`Rule` named after it (registered in :data:`RULES`)."""
+    rule = Rule(check.__name__, check)
+    functools.update_wrapper(rule, check)  # type: ignore[arg-type]
+    RULES[check.__name__] = rule
+    return rule
+
+
+def rule_of(text: str) -> Rule:
+    """The :class:`Rule` whose :attr:`~Rule.text` is ``text`` (only the names of :data:`RULES` are known)."""
+    rule = eval(text, {"__builtins__": {}}, {**RULES, "inf": math.inf})  # noqa: S307 - names of RULES only
+    if not isinstance(rule, Rule):
+        raise TypeError(f"{text!r} is not a rule of hsi._checks")
+    return rule
 
 
 def is_int(value: Any) -> bool:
@@ -36,19 +108,24 @@ def not_an_option(name: str, choices: Iterable[str], owner: str) -> str:
     return f"not an option of {owner}{did_you_mean(name, choices)} (options: {', '.join(choices) or 'none'})"
 
 
-def integer(minimum: int, *, optional: bool = False, none_means: str = "") -> Callable[[str, Any], None]:
-    """A check: an integer ``>= minimum`` (or None when ``optional``; ``none_means`` says what None does)."""
-    allowed = f"an integer >= {minimum}" + (f", or None{none_means}" if optional else "")
+@_rule_maker
+def integer(minimum: int, *, maximum: int | None = None, optional: bool = False,
+            none_means: str = "") -> Callable[[str, Any], None]:
+    """A check: an integer ``>= minimum`` (and ``<= maximum``; or None when ``optional``; ``none_means`` says what None
+    does)."""
+    allowed = f"an integer >= {minimum}" if maximum is None else f"an integer from {minimum} to {maximum}"
+    allowed += f", or None{none_means}" if optional else ""
 
     def check(name: str, value: Any) -> None:
         if value is None and optional:
             return
-        if not is_int(value) or value < minimum:
+        if not is_int(value) or value < minimum or (maximum is not None and value > maximum):
             raise OptionError(name, value, allowed)
 
     return check
 
 
+@_rule_maker
 def odd_integer(minimum: int, why: str) -> Callable[[str, Any], None]:
     """A check: an odd integer ``>= minimum`` (``why`` it must be odd, for the message)."""
 
@@ -59,12 +136,14 @@ def odd_integer(minimum: int, why: str) -> Callable[[str, Any], None]:
     return check
 
 
+@_named_rule
 def boolean(name: str, value: Any) -> None:
     """A check: True or False (a string such as "no" would otherwise count as true)."""
     if not isinstance(value, bool):
         raise OptionError(name, value, "True or False")
 
 
+@_rule_maker
 def number(low: float, high: float = math.inf, *, low_open: bool = False,
            high_open: bool = True, optional: bool = False, none_means: str = "") -> Callable[[str, Any], None]:
     """A check: a finite real number in the interval from ``low`` to ``high`` (open or closed ends), or None when
@@ -83,3 +162,60 @@ def number(low: float, high: float = math.inf, *, low_open: bool = False,
             raise OptionError(name, value, allowed)
 
     return check
+
+
+@_named_rule
+def pca_components(name: str, pca: Any) -> None:
+    """A check: the PCA rule of :func:`hsi.preprocess.pca.check_components`, or None (no PCA)."""
+    from hsi.preprocess.pca import check_components
+
+    if pca is not None:
+        try:
+            check_components(name, pca)
+        except OptionError as err:
+            raise OptionError(name, pca, f"{err.allowed}, or none") from None
+
+
+@_named_rule
+def band_indices(name: str, value: Any) -> None:
+    """A check: a list of band indices >= 0, or None."""
+    if value is not None and not all(is_int(b) and b >= 0 for b in value):
+        raise OptionError(name, value, "a list of band indices >= 0")
+
+
+def parse_devices(value: str | int | list[int]) -> int | str | list[int]:
+    """Lightning's ``devices`` from text: ``"auto"``, a count (``"2"``) or a comma list of ids (``"0,1"``)."""
+    if is_int(value):
+        if value < 1:
+            raise OptionError("devices", value, "a number of devices >= 1, a comma list of device ids, or auto")
+        return value
+    if isinstance(value, list):
+        return [int(v) for v in value]
+    text = str(value).strip()
+    if text == "auto":
+        return text
+    if text.isdigit() and int(text) >= 1:
+        return int(text)
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if "," in text and parts and all(p.isdigit() for p in parts):
+        return [int(p) for p in parts]
+    raise OptionError("devices", value, "a number of devices >= 1, a comma list of device ids such as 0,1, or auto")
+
+
+@_named_rule
+def lightning_devices(name: str, value: Any) -> None:
+    """A check: what :func:`parse_devices` reads."""
+    parse_devices(value)
+
+
+def tensorboard_available() -> bool:
+    """True when Lightning's ``TensorBoardLogger`` can write: ``tensorboard`` or ``tensorboardX`` is installed."""
+    return any(importlib.util.find_spec(name) is not None for name in ("tensorboard", "tensorboardX"))
+
+
+@_named_rule
+def logger_available(name: str, value: Any) -> None:
+    """A check: the tensorboard logger only where TensorBoard is installed (the choices come from the type)."""
+    if value == "tensorboard" and not tensorboard_available():
+        raise OptionError(name, value, 'TensorBoard is not installed: pip install "hsi-lightning[tensorboard]" '
+                          "(or use --logger csv)")

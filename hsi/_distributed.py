@@ -1,4 +1,4 @@
-"""Ending a ``torch.distributed`` process group before the interpreter shuts down.
+"""Ending a ``torch.distributed`` process group before the interpreter shuts down; telling rank 0 from the others.
 
 Why this exists: a gloo process group runs worker threads (``pt_gloo_runloop``). After a
 collective completes, the worker drops its reference to the work's tensors, and when a
@@ -21,8 +21,13 @@ from __future__ import annotations
 import atexit
 import gc
 import logging
+import os
 
-__all__ = ["release_at_exit", "release_process_group"]
+__all__ = ["RANK_VARIABLES", "is_rank_zero", "release_at_exit", "release_process_group"]
+
+#: environment variables in which launchers give a process its rank: torchrun and Lightning's
+#: own launcher (``RANK``, ``LOCAL_RANK``, ``NODE_RANK``), SLURM, Open MPI and MPICH / Intel MPI
+RANK_VARIABLES = ("RANK", "LOCAL_RANK", "NODE_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK")
 
 logger = logging.getLogger("hsi")
 
@@ -57,3 +62,20 @@ def release_at_exit() -> None:
     if not _registered:
         atexit.register(release_process_group)
         _registered = True
+
+
+def is_rank_zero() -> bool:
+    """Whether this process is the first of its run: False when a launcher named it another rank.
+
+    Read from the environment (:data:`RANK_VARIABLES`), so it is known before any process
+    group exists: the DDP ranks that Lightning starts run the command again with
+    ``LOCAL_RANK`` set, and from their first line on they need not repeat what rank 0 says.
+    A single process (no variable, or SLURM's one task) is rank zero.
+    """
+    for name in RANK_VARIABLES:
+        if name == "SLURM_PROCID" and os.environ.get("SLURM_NTASKS", "1").strip() in ("", "1"):
+            continue  # one SLURM task: the job's only process, whatever it is numbered
+        value = os.environ.get(name, "").strip()
+        if value.isdigit() and int(value) != 0:
+            return False
+    return True

@@ -16,9 +16,9 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from hsi.errors import DatasetNotFoundError, FileAccessError, HSIError
+from hsi.errors import CheckpointError, DatasetNotFoundError, FileAccessError, HSIError
 
-__all__ = ["check_output", "make_folder", "path_error", "user_path"]
+__all__ = ["check_checkpoint_file", "check_input_file", "check_output", "make_folder", "path_error", "user_path"]
 
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
@@ -51,6 +51,27 @@ def user_path(path: str | Path, action: str, *, reading: bool = True) -> Iterato
         if err.errno in _DISK_FULL:
             raise
         raise path_error(path, action, err, reading=reading) from err
+
+
+def check_input_file(path: str | Path, option: str) -> Path:
+    """``path`` when it exists; else :class:`DatasetNotFoundError` ``OPTION: 'PATH': no such file``.
+
+    ``option`` names where the path was given (``--cube``, ``cube_path``, a config file's key).
+    What the file holds is the reader's to judge; this is the check a command runs before any import.
+    """
+    if not Path(path).exists():
+        raise DatasetNotFoundError(f"{option}: {str(path)!r}: no such file")
+    return Path(path)
+
+
+def check_checkpoint_file(path: str | Path, option: str) -> Path:
+    """``path`` when it is a file; a folder or nothing there raises :class:`CheckpointError` naming ``option``."""
+    if Path(path).is_dir():
+        raise CheckpointError(f"{option}: {str(path)!r} is a folder, expected a checkpoint file "
+                              f"(such as {str(Path(path) / 'best.ckpt')!r})")
+    if not Path(path).is_file():
+        raise CheckpointError(f"{option}: {str(path)!r}: no such checkpoint file")
+    return Path(path)
 
 
 def check_output(path: str | Path, what: str = "output") -> Path:

@@ -1,8 +1,11 @@
-"""A quiet console: the package's own lines, without Lightning's banners, tips and deprecation warnings.
+"""A quiet console: the package's own lines, once, without Lightning's banners, tips and deprecation warnings.
 
-``hsi train``, ``hsi infer`` and ``hsi doctor`` call :func:`quiet_lightning` before any work
-unless ``--verbose`` is given. It sets levels and filters by logger name and warning text,
-so it imports neither torch nor Lightning and may run before they are imported.
+``hsi train``, ``hsi infer``, ``hsi evaluate`` and ``hsi doctor`` call :func:`quiet_lightning`
+before any work unless ``--verbose`` is given. It sets levels and filters by logger name and
+warning text, so it imports neither torch nor Lightning and may run before they are imported.
+DDP ranks other than 0 (the processes Lightning starts run the same command) say nothing
+but errors: what they would say, rank 0 says. Every command shows each warning once per
+process (:func:`one_line_warnings`), however often a file is read again.
 """
 
 from __future__ import annotations
@@ -11,10 +14,13 @@ import logging
 import warnings
 from typing import Any
 
-__all__ = ["LIGHTNING_LOGGERS", "NOISE", "quiet_lightning"]
+__all__ = ["LIGHTNING_LOGGERS", "NOISE", "one_line_warnings", "quiet_lightning"]
 
-#: the loggers of Lightning's ``rank_zero_info`` lines ("GPU available: ...", "`Trainer.fit` stopped ...", tips)
-LIGHTNING_LOGGERS = ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero")
+#: the loggers of Lightning's information lines: ``rank_zero_info`` ("GPU available: ...",
+#: "`Trainer.fit` stopped ...", tips, "distributed_backend=...") and every rank's "Initializing
+#: distributed: GLOBAL_RANK: ..."
+LIGHTNING_LOGGERS = ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero",
+                     "lightning.fabric.utilities.distributed")
 
 #: warnings that are about Lightning or torch, not about the user's run (regular expressions of their text)
 NOISE = (
@@ -23,6 +29,10 @@ NOISE = (
     r".*does not have many workers",  # num_workers advice; hsi's loaders are in-process by design
     r".*Tip:",
     r".*litlogger",
+    # a resumed run: hsi writes into a new staging folder, so the checkpoint's is always another
+    r".*The dirpath has changed from",
+    # a resumed run from a checkpoint saved mid-epoch (Ctrl-C): the epoch restarts from its beginning
+    r".*resuming from a checkpoint that ended before the epoch ended",
 )
 
 
@@ -44,6 +54,11 @@ def quiet_lightning(verbose: bool = False) -> None:
     """
     if verbose:
         return
+    from hsi._distributed import is_rank_zero
+
+    if not is_rank_zero():  # a DDP rank started for rank 0's run: rank 0 says it all
+        logging.getLogger("hsi").setLevel(logging.ERROR)
+        warnings.filterwarnings("ignore")
     for name in LIGHTNING_LOGGERS:
         logger = logging.getLogger(name)
         logger.setLevel(logging.WARNING)
@@ -56,13 +71,19 @@ def quiet_lightning(verbose: bool = False) -> None:
 
 
 def one_line_warnings() -> None:
-    """Show the package's own warnings as one line ``warning: ...`` (other warnings keep Python's format).
+    """Show the package's own warnings as one line ``warning: ...``, and every warning once per process.
 
     Python's format names the file and line inside ``hsi`` that raised the warning and
-    prints that source line: noise to a user of the command, who needs only the message.
+    prints that source line: noise to a user of the command, who needs only the message
+    (other warnings keep Python's format). Python's own "once per location" rule does not
+    hold in a run: every ``warnings.catch_warnings`` block (there are some in the readers,
+    and in Lightning) resets it, so a file read again warned again. A warning is therefore
+    shown only the first time its category and text occur in the process; the DataLoader
+    workers forked later inherit what was shown.
     """
     import hsi.errors
 
+    _show_once()
     previous = warnings.formatwarning
     if getattr(previous, "_hsi_one_line", False):
         return
@@ -76,3 +97,21 @@ def one_line_warnings() -> None:
     format_warning._hsi_one_line = True  # type: ignore[attr-defined]
     warnings.formatwarning = format_warning
 
+
+def _show_once() -> None:
+    """Wrap ``warnings.showwarning`` so that a warning already shown (same category and text) is not shown again."""
+    previous = warnings.showwarning
+    if getattr(previous, "_hsi_once", False):
+        return
+    shown: set[tuple[type[Warning], str]] = set()
+
+    def show_warning(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
+                     line: str | None = None) -> None:
+        key = (category, " ".join(str(message).split()))
+        if key in shown:
+            return
+        shown.add(key)
+        previous(message, category, filename, lineno, file, line)
+
+    show_warning._hsi_once = True  # type: ignore[attr-defined]
+    warnings.showwarning = show_warning

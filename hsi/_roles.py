@@ -10,7 +10,9 @@ choices), the default, the help (numpydoc), and in the :class:`Role`:
   ``training`` how it is trained;
 - ``resume``: whether a run resumed from a checkpoint (``hsi train --resume``, ``HSICLI
   --ckpt_path``) may change it (``free``) or must keep the checkpoint's (``fixed``);
-- ``check``: the range check of the value (``Literal`` choices are checked from the type);
+- ``check``: the range check of the value (``Literal`` choices are checked from the type); a
+  :class:`hsi._checks.Rule`, so the command line's option table carries it and ``hsi train``
+  applies it before importing torch;
 - ``flag``: the command-line name where the Python name reads badly (``cube_path`` is ``--cube``).
 
 The cache recipe, the constructors' checks, the resume rules and the command-line names
@@ -20,15 +22,17 @@ declaration and its use, and a test fails for a parameter without a role.
 
 from __future__ import annotations
 
+import dataclasses
 import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hsi._checks import Rule
 from hsi.errors import CheckpointError, OptionError
 
-__all__ = ["KINDS", "Role", "check_declared", "fixed_on_resume", "flags", "restore", "roles"]
+__all__ = ["KINDS", "Role", "check_declared", "declared_checks", "fixed_on_resume", "flags", "restore", "roles"]
 
 #: the kinds of argument, in the order the docs list them
 KINDS = ("source", "recipe", "loader", "network", "shape", "training")
@@ -92,26 +96,50 @@ def _literal_choices(annotation: Any) -> tuple[list[Any], bool] | None:
     return (allowed, type(None) in members) if allowed else None
 
 
+def _hints(cls: type, extras: bool) -> dict[str, Any]:
+    """The annotations of ``cls``'s arguments: its ``__init__``'s, or a dataclass's fields'."""
+    hints = typing.get_type_hints(cls if dataclasses.is_dataclass(cls) else cls.__init__, include_extras=extras)
+    hints.pop("return", None)
+    return hints
+
+
+def declared_checks(cls: type) -> dict[str, Check]:
+    """``{argument: check}``: each role's check, or a :class:`hsi._checks.Rule` annotated alone (dataclass fields).
+
+    A dataclass declares a field's rule as ``epochs: Annotated[int, integer(1)] = 20``.
+    """
+    found: dict[str, Check] = {}
+    for name, hint in _hints(cls, True).items():
+        for meta in getattr(hint, "__metadata__", ()) if typing.get_origin(hint) is typing.Annotated else ():
+            check = meta.check if isinstance(meta, Role) else meta if isinstance(meta, Rule) else None
+            if check is not None:
+                found[name] = check
+    return found
+
+
 def check_declared(cls: type, values: dict[str, Any]) -> None:
-    """Check every argument of ``cls`` in ``values``: its role's check, or else its ``Literal`` choices.
+    """Check every argument of ``cls`` in ``values``: its ``Literal`` choices, then its declared check.
+
+    A check that is a :class:`~hsi._checks.Rule` (torch-free, carried by the command line's option
+    table) adds to the choices; any other function (e.g. the model registry's, which knows models
+    registered after import) decides alone.
 
     Raises
     ------
     OptionError
         For the first argument (in signature order) whose value is not allowed.
     """
-    hints = typing.get_type_hints(cls.__init__)
-    for name, role in roles(cls).items():
+    checks = declared_checks(cls)
+    for name, hint in _hints(cls, False).items():
         if name not in values:
             continue
-        value = values[name]
-        if role.check is not None:  # a role's own check decides (e.g. models registered after import)
-            role.check(name, value)
-            continue
-        choices = _literal_choices(hints[name])
+        value, check = values[name], checks.get(name)
+        choices = None if check is not None and not isinstance(check, Rule) else _literal_choices(hint)
         if choices is not None and not (value is None and choices[1]) and value not in choices[0]:
             words = ", ".join(map(str, choices[0])) + (" or None" if choices[1] else "")
             raise OptionError(name, value, f"one of {words}")
+        if check is not None:
+            check(name, value)
 
 
 def same_value(a: Any, b: Any) -> bool:

@@ -169,5 +169,9 @@ class CollectionError(HSIError, ValueError):
     """A scene collection (``scenes=``, its YAML file or pack) that cannot be used: unknown keys, duplicate names, bands or classes that do not combine."""
 
 
+class NotHyperspectralWarning(UserWarning):
+    """A file read as a cube that looks like something else: a colour photo (3 or 4 bands of 8-bit integers without wavelengths)."""
+
+
 class SceneShiftWarning(UserWarning):
     """A scene whose values, after the fitted preprocessing, lie far from the training scenes' (other units or value range)."""

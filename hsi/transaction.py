@@ -50,7 +50,7 @@ from hsi._atomic import (
 from hsi.errors import DiskFullError, OverwriteError, RunOutputError
 
 __all__ = ["MANIFEST_FORMAT", "Staging", "begin", "check_target", "disk_full_as_error", "disk_full_error",
-           "file_record", "listed", "read_manifest", "remove_leftovers", "remove_listed", "require_free_space",
+           "file_record", "finished_outputs", "listed", "read_manifest", "remove_leftovers", "remove_listed", "require_free_space",
            "verify_manifest"]
 
 #: ``format`` of every manifest written here
@@ -336,6 +336,23 @@ def verify_manifest(folder: str | Path, manifest: str) -> dict[str, str]:
             problems[name] = f"size {found['size']} sha256 {found['sha256'][:12]}..., manifest says " \
                              f"size {record.get('size')} sha256 {str(record.get('sha256'))[:12]}..."
     return problems
+
+
+def finished_outputs(folder: Path, manifest: str) -> tuple[dict[str, Any] | None, str | None]:
+    """``(manifest, why)``: the manifest of ``folder`` when it vouches for finished, intact outputs.
+
+    ``(None, None)``: nothing finished to reuse (no manifest, or one of an interrupted run);
+    ``(None, why)``: ``why`` names the listed file that was edited or deleted since it was
+    written; otherwise ``(manifest, None)``.
+    """
+    data = read_manifest(folder, manifest)
+    if data is None or data.get("status") != "complete":
+        return None, None
+    broken = verify_manifest(folder, manifest)
+    if broken:
+        name, what = next(iter(broken.items()))
+        return None, f"{folder / name} was {'deleted' if what == 'missing' else 'edited'} since it was written"
+    return data, None
 
 
 def _json_bytes(obj: Any) -> bytes:

@@ -25,7 +25,11 @@ if TYPE_CHECKING:
 __all__ = [
     "NODATA_COLOR",
     "SPLIT_COLORS",
+    "SPLIT_MIN_DELTA_E",
     "class_map_rgb",
+    "distinguishable_palette",
+    "figure_name",
+    "min_delta_e",
     "pick_rgb_bands",
     "plot_class_map",
     "plot_confidence",
@@ -33,6 +37,7 @@ __all__ = [
     "plot_split",
     "preview_step",
     "split_rgb",
+    "srgb_to_lab",
     "stretch_rgb",
 ]
 
@@ -42,14 +47,111 @@ RGB_NM = (640.0, 550.0, 460.0)
 #: RGB (0-255) of no-data pixels in class maps: a magenta that no scene palette uses for a class
 NODATA_COLOR = (255, 0, 255)
 
-#: RGB (0-255) of each category in :func:`plot_split`.
+#: RGB (0-255) of each category in :func:`plot_split`. Unlabeled pixels are black in both of its
+#: panels, as row 0 of the scene palettes draws them in ``map.png``.
 SPLIT_COLORS: dict[str, tuple[int, int, int]] = {
-    "unlabeled": (255, 255, 255),
+    "unlabeled": (0, 0, 0),
     "train": (31, 119, 180),
     "val": (255, 160, 0),
     "test": (214, 39, 40),
     "buffer": (150, 150, 150),
 }
+
+
+#: least CIE76 colour difference (Delta E*ab) between any two colours of the labels panel of
+#: :func:`plot_split` (the classes and unlabeled). About 2.3 is just noticeable between two large
+#: patches side by side; classes are small scattered regions matched against a legend, where a
+#: difference of 10 (two of the scene palette's greens) is hard to see: 15 keeps every colour
+#: apart by several times that while leaving palettes whose colours are already distinct as they are.
+SPLIT_MIN_DELTA_E = 15.0
+
+
+def srgb_to_lab(rgb: Any) -> np.ndarray:
+    """CIELAB (D65 white) of ``(..., 3)`` sRGB colours given as 0-255 values."""
+    c = np.asarray(rgb, dtype=np.float64) / 255.0
+    linear = np.where(c > 0.04045, ((c + 0.055) / 1.055) ** 2.4, c / 12.92)
+    to_xyz = np.array([[0.4124564, 0.3575761, 0.1804375], [0.2126729, 0.7151522, 0.0721750],
+                       [0.0193339, 0.1191920, 0.9503041]])
+    xyz = linear @ to_xyz.T / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(xyz > (6 / 29) ** 3, np.cbrt(xyz), xyz / (3 * (6 / 29) ** 2) + 4 / 29)
+    return np.stack([116 * f[..., 1] - 16, 500 * (f[..., 0] - f[..., 1]), 200 * (f[..., 1] - f[..., 2])], axis=-1)
+
+
+def min_delta_e(colours: Any) -> float:
+    """The least CIE76 difference between two of ``(N, 3)`` sRGB colours (inf for fewer than two)."""
+    lab = srgb_to_lab(np.asarray(colours).reshape(-1, 3))
+    if len(lab) < 2:
+        return float("inf")
+    gaps = np.linalg.norm(lab[:, None] - lab[None], axis=-1)
+    return float(gaps[np.triu_indices(len(lab), 1)].min())
+
+
+def _candidate_colours() -> np.ndarray:
+    """``(N, 3)`` uint8 replacement colours: 36 hues at four saturations and four values."""
+    import colorsys
+
+    grid = [colorsys.hsv_to_rgb(h / 36, sat, val) for h in range(36)
+            for sat in (0.35, 0.6, 0.85, 1.0) for val in (0.45, 0.65, 0.85, 1.0)]
+    return np.round(np.asarray(grid) * 255).astype(np.uint8)
+
+
+def distinguishable_palette(table: Any, unlabeled: Any = SPLIT_COLORS["unlabeled"],
+                            min_delta_e: float = SPLIT_MIN_DELTA_E) -> np.ndarray:
+    """``table`` with row 0 ``unlabeled`` and every class colour at least ``min_delta_e`` from the others.
+
+    Classes are taken in order; a colour within ``min_delta_e`` (CIE76) of unlabeled or of a
+    class before it is replaced by the candidate nearest to it among those clear of every
+    colour kept and every later class's own (so a grass class stays a green where one is
+    free); when no candidate is clear, by the one farthest from them. Colours already apart
+    are kept, so the panel matches ``map.png`` wherever the scene palette allows.
+
+    Parameters
+    ----------
+    table : (K + 1, 3) uint8
+        Class colours, row ``k`` for class ``k``.
+    unlabeled : (3,) int
+        Colour of row 0.
+    min_delta_e : float
+
+    Returns
+    -------
+    (K + 1, 3) uint8
+    """
+    out = np.array(table, dtype=np.uint8)
+    out[0] = unlabeled
+    lab = srgb_to_lab(out)
+    candidates = _candidate_colours()
+    cand_lab = srgb_to_lab(candidates)
+    for k in range(1, len(out)):
+        if np.linalg.norm(lab[:k] - lab[k], axis=1).min() >= min_delta_e:
+            continue
+        others = np.concatenate([lab[:k], lab[k + 1 :]])
+        clearance = np.linalg.norm(cand_lab[:, None] - others[None], axis=-1).min(axis=1)
+        clear = clearance >= min_delta_e
+        if clear.any():
+            near = np.linalg.norm(cand_lab - lab[k], axis=1)
+            pick = int(np.argmin(np.where(clear, near, np.inf)))
+        else:
+            pick = int(np.argmax(clearance))
+        out[k], lab[k] = candidates[pick], cand_lab[pick]
+    return out
+
+
+#: file name endings left out of :func:`figure_name` (a cube's format, not its name)
+_CUBE_SUFFIXES = (".hdr", ".img", ".dat", ".raw", ".bsq", ".bil", ".bip", ".mat", ".h5", ".hdf5", ".he5", ".nc",
+                  ".tif", ".tiff", ".npy", ".npz", ".lan", ".gis")
+
+
+def figure_name(name: str) -> str:
+    """What a figure title calls a cube: a file's name without its folder and format endings, else ``name``.
+
+    ``"/data/run 3/samson_1.img.hdr"`` -> ``"samson_1"``, ``"scene.h5"`` -> ``"scene"``,
+    ``"indian_pines"`` (a registry scene) -> ``"indian_pines"``.
+    """
+    text = Path(str(name)).name or str(name)
+    while text.lower().endswith(_CUBE_SUFFIXES) and "." in text[1:]:
+        text = text[: text.rindex(".")]
+    return text
 
 
 def split_rgb(split: Split) -> np.ndarray:
@@ -113,7 +215,9 @@ def plot_split(split: Split, labels: Any | None = None, path: str | Path | None 
     palette : (K + 1, 3) uint8, optional
         Class colours, row ``k`` for class ``k``: pass the scene's (``scene.palette``,
         ``datamodule.palette``) so the labels panel matches ``map.png``. Default: the
-        scene rule for ``class_names`` (:func:`hsi.scenes.palette.scene_palette`).
+        scene rule for ``class_names`` (:func:`hsi.scenes.palette.scene_palette`). Unlabeled
+        pixels take ``SPLIT_COLORS["unlabeled"]`` in both panels, and a class colour too
+        close to another is replaced (:func:`distinguishable_palette`).
 
     Returns
     -------
@@ -135,7 +239,7 @@ def plot_split(split: Split, labels: Any | None = None, path: str | Path | None 
             raise ShapeMismatchError(f"plot_split: labels has shape {lab.shape}, the split "
                                      f"{split.shape}")
         lab = lab.astype(np.int64)
-        _draw_labels(axes[0], lab, _label_table(lab, palette, class_names), class_names)
+        _draw_labels(axes[0], lab, distinguishable_palette(_label_table(lab, palette, class_names)), class_names)
     ax = axes[-1]
     ax.imshow(split_rgb(split), interpolation="nearest")
     totals = split.counts.totals() if split.counts is not None else {}

@@ -20,10 +20,10 @@ SCENE = {"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1}
 OTHER_VALUE = {
     "scaling": "standardize", "pca": 5, "remove_bands": [0], "split": "random", "block_size": 8, "buffer": 1,
     "fractions": (0.5, 0.25, 0.25), "split_seed": 7, "patch_size": 7, "padding": "edge", "cache": "patches",
-    "folds": 3, "fold": 1, "normalize": "brightness",
+    "folds": 3, "fold": 2, "normalize": "brightness",
 }
 #: arguments valid only with another one (cross-validation folds: both or neither)
-PARTNER = {"folds": {"fold": 0}, "fold": {"folds": 3}}
+PARTNER = {"folds": {"fold": 1}, "fold": {"folds": 3}}
 
 
 @pytest.mark.parametrize("cls", [HSIDataModule, HSIClassifier])
@@ -48,7 +48,7 @@ def test_every_recipe_argument_changes_the_cache_key():
     base = _key()
     for name, value in OTHER_VALUE.items():
         assert _key(**{**PARTNER.get(name, {}), name: value}) != base, name
-    assert _key(folds=3, fold=1) != _key(folds=3, fold=0)
+    assert _key(folds=3, fold=2) != _key(folds=3, fold=1)
 
 
 def test_source_and_seed_change_the_cache_key_and_loader_arguments_do_not():

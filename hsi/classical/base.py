@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
+import zlib
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar
@@ -164,8 +166,10 @@ def read_model_file(path: str | Path) -> tuple[dict[str, Any], dict[str, np.ndar
     try:
         with np.load(path, allow_pickle=False) as data:
             arrays = {key: data[key] for key in data.files}
-    except (OSError, ValueError, EOFError) as err:
-        raise ModelFileError(f"{path}: not a readable .npz file ({err})") from err
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+        # a truncated or damaged archive ("File is not a zip file", "Bad CRC-32"): not a traceback
+        raise ModelFileError(f"{path}: not a readable .npz file ({type(err).__name__}: {err}); the file is "
+                             f"truncated or corrupt: train again, or copy the model file again") from err
     if "meta" not in arrays:
         raise ModelFileError(f"{path}: no 'meta' entry; not a model saved by hsi.classical")
     try:

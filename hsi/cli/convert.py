@@ -29,7 +29,8 @@ PROGRESS_BYTES = 64 << 20
 def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
     """Python argument name -> flag, for error messages."""
     return {"to": "--to", "compression": "--compression", "chunks": "--chunks", "labels_path": "--labels",
-            "key": "--key", "labels_key": "--labels-key", "layout": "--layout", "n_windows": "--check-windows"}
+            "key": "--key", "labels_key": "--labels-key", "layout": "--layout", "n_windows": "--check-windows",
+            "out": "OUT"}
 
 
 def _chunks(text: str) -> tuple[int, int, int]:

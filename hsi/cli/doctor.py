@@ -1,4 +1,4 @@
-"""Check a data pipeline: five checks, each PASS or FAIL with its evidence and a PNG in --out.
+"""Check a data pipeline: five checks, each PASS, FAIL or UNDECIDED with its evidence and a PNG in --out.
 
 Examples:
   hsi doctor --scene synthetic --out doctor/
@@ -10,9 +10,11 @@ Checks: batches (one batch per split: shape, dtype, range; the file's units), sp
 the pipeline: batches equal to the scene re-read), overfit (labels equal to the map at the
 patch centres, registered with the cube, learned from a fixed 64-patch batch far faster
 than permuted labels), normalization (preprocessing fitted on the training pixels, test
-range under it), inference (tiled vs untiled prediction on a crop).
-It takes the same data options as hsi train. Exit status: 0 all PASS, 1 any FAIL, 2 a
-usage or data error.
+range under it), inference (tiled vs untiled prediction on a crop). A check is UNDECIDED when
+it found nothing wrong but its evidence could not settle something (e.g. whether a square label
+map is transposed, in a small scene); it says what. It takes the same data options as hsi train,
+and the model's recommended patch size and PCA as hsi train applies them. Exit status: 0 no
+FAIL (UNDECIDED checks are listed), 1 any FAIL, 2 a usage or data error.
 """
 
 from __future__ import annotations
@@ -49,41 +51,61 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="YAML file of data options, as for hsi train (names with _ or -); the command line wins")
     parser.add_argument("--out", type=Path, default=Path("doctor"), help="folder of the PNG figures (default: doctor)")
     parser.add_argument("--model", default="cnn2d", choices=models,
-                        help="network of the overfit and inference checks (default: cnn2d)")
+                        help="network of the overfit and inference checks; its recommended patch size and PCA apply "
+                             "as in hsi train (default: cnn2d)")
     parser.add_argument("--checks", nargs="+", default=checks, choices=checks, metavar="CHECK",
                         help="checks to run, in order (default: all: " + " ".join(checks) + ")")
     add_options(parser.add_argument_group("data (HSIDataModule, as hsi train)"), _data_specs())
 
 
 def make_datamodule(args: argparse.Namespace):
-    """The :class:`HSIDataModule` of the parsed data options over those of ``--config`` (defaults elsewhere)."""
-    from hsi.cli.train import read_config
-    from hsi.data import HSIDataModule
+    """The :class:`HSIDataModule` of the parsed data options over those of ``--config`` (defaults elsewhere).
 
+    The options not given are resolved as ``hsi train`` resolves them for ``--model``, by the same
+    function (:func:`hsi.training.run.backend_for` ``(model).recommend``): the model registry's
+    patch size and PCA, so the doctor checks the patches training will read.
+    """
     specs = {s.name: s for s in _data_specs()}
-    given = {name: getattr(args, name) for name in specs if hasattr(args, name)}
-    if getattr(args, "config", None) is not None:
-        given = {**read_config(args.config, specs), **given}
-    return HSIDataModule(**{specs[name].param: value for name, value in given.items()})
+    given = checked_data(args, specs)
+    from hsi.data import HSIDataModule
+    from hsi.training.run import backend_for
+
+    data = {specs[name].param: value for name, value in given.items()}
+    backend = backend_for(args.model)
+    datamodule = HSIDataModule(**backend.recommend(data))
+    backend.announce()  # the recommendations applied, once the options they join are checked
+    return datamodule
+
+
+def checked_data(args: argparse.Namespace, specs: dict[str, Any]) -> dict[str, Any]:
+    """The given data options (``--config`` underneath the command line), checked before torch is imported: each
+    value's declared rule, their combinations and the input files (:mod:`hsi.cli.early`)."""
+    from hsi.cli.early import check_data, check_files, given_values
+
+    given, from_config = given_values(args, specs)
+    check_data(list(specs.values()), given)
+    check_files(given, specs, from_config, getattr(args, "config", None))
+    return given
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the checks (on every scene of a collection, one after the other), print each result as it ends; 1 when any fails."""
+    datamodule = make_datamodule(args)  # options and files checked before the doctor's imports (torch)
     from hsi.doctor import default_model_factory, run_checks
-
-    datamodule = make_datamodule(args)
 
     def show(result) -> None:
         print(result.format(), flush=True)
 
     failed: list[str] = []
+    undecided: list[str] = []
     total = 0
     for name, scene_dm, out in _scenes_to_check(datamodule, args.out):
         if name is not None:
             print(f"\nscene {name}:", flush=True)
         results = run_checks(scene_dm, out, default_model_factory(args.model), args.checks, on_result=show)
         total += len(results)
-        failed += [r.name if name is None else f"{name}/{r.name}" for r in results if not r.passed]
+        failed += [r.name if name is None else f"{name}/{r.name}" for r in results if r.status == "FAIL"]
+        undecided += [r.name if name is None else f"{name}/{r.name}" for r in results if r.status == "UNDECIDED"]
     if len(datamodule.collection.entries) > 1:  # the scenes together
         from hsi.doctor.scenes import check_scene_shift
 
@@ -92,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
         print("\ncollection:\n" + result.format(), flush=True)
         total += 1
         failed += [] if result.passed else ["scenes"]
-    print(f"\n{total - len(failed)} of {total} checks passed"
+    print(f"\n{total - len(failed) - len(undecided)} of {total} checks passed"
+          + (f"; UNDECIDED: {', '.join(undecided)}" if undecided else "")
           + (f"; FAILED: {', '.join(failed)}" if failed else "") + f"; figures in {args.out}")
     return 1 if failed else 0
 

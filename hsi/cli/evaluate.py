@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from hsi.cli.options import OptionSpec, add_options
 
@@ -63,24 +64,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         add_options(parser.add_argument_group(titles[group]), specs, defaults={"folds": DEFAULT_FOLDS})
 
 
+def checked_parts(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The given options by group, checked before torch is imported: the evaluation's own options, each data, model
+    and run value's declared rule, the data options' combinations (with the folds the evaluation runs) and the
+    input files (:mod:`hsi.cli.early`)."""
+    from hsi.cli.early import check_data, check_files
+    from hsi.cli.options import check_values
+    from hsi.evaluate.options import DEFAULT_FOLDS, EvaluateOptions, check_split
+
+    given = vars(args)
+    groups = option_groups()
+    parts = {group: {s.param: given[s.name] for s in specs if s.name in given} for group, specs in groups.items()}
+    EvaluateOptions(**parts["evaluate"])
+    check_split(parts["data"])
+    check_values(groups["model"] + groups["run"], given)
+    folds = parts["data"].get("folds")
+    check_data(groups["data"], given, set_here={"folds": DEFAULT_FOLDS if folds is None else folds, "fold": 1})
+    check_files({k: v for k, v in given.items() if k in {s.name for s in groups["data"]}},
+                {s.name: s for s in groups["data"]})
+    return parts
+
+
 def make_config(args: argparse.Namespace):
-    """The :class:`~hsi.evaluate.running.EvaluationConfig` of the parsed arguments."""
+    """The :class:`~hsi.evaluate.running.EvaluationConfig` of the parsed arguments (checked first, without torch)."""
+    parts = checked_parts(args)
     from hsi.evaluate.options import EvaluateOptions
     from hsi.evaluate.running import EvaluationConfig
 
-    given = vars(args)
-    parts = {group: {s.param: given[s.name] for s in specs if s.name in given}
-             for group, specs in option_groups().items()}
     return EvaluationConfig(data=parts["data"], model=parts["model"], run=parts["run"],
                             options=EvaluateOptions(**parts["evaluate"]))
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the evaluation, then print the leaderboard and where the outputs are."""
+    config = make_config(args)
     from hsi.evaluate.outputs import markdown_table
     from hsi.evaluate.running import run_evaluation
 
-    board = run_evaluation(make_config(args))
+    board = run_evaluation(config)
     print()
     print(markdown_table(board))
     print(f"\noutputs in {board['out']}")

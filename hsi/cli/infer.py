@@ -96,8 +96,31 @@ def _summary(result: Any) -> str:
     return "\n".join(lines)
 
 
+def check_arguments(args: argparse.Namespace) -> None:
+    """Before torch is imported: each ``InferOptions`` value's declared rule and their combinations, the checkpoint
+    and every input file (:mod:`hsi.cli.early`)."""
+    import typing
+
+    from hsi._combinations import infer_combinations
+    from hsi._paths import check_checkpoint_file, check_input_file
+    from hsi.cli.options import check_values
+
+    specs = _infer_specs()
+    given = {s.name: getattr(args, s.name) for s in specs if hasattr(args, s.name)}
+    check_values(specs, given)
+    fmt = next(s for s in specs if s.param == "format")
+    formats = typing.get_args(typing.get_args(fmt.annotation)[0])  # tuple[Literal[...], ...]
+    infer_combinations({s.param: given.get(s.name, s.default) for s in specs}, formats)
+    check_checkpoint_file(args.checkpoint, "--checkpoint")
+    for flag, paths in (("--cube", args.cube or ()), ("--labels", [args.labels] if args.labels else ()),
+                        ("--scenes", [args.scenes] if args.scenes else ())):
+        for path in paths:
+            check_input_file(path, flag)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the inference and print what was written."""
+    check_arguments(args)
     from hsi.infer import InferOptions, infer_scene
 
     names = {spec.name for spec in _infer_specs()}

@@ -11,8 +11,12 @@ constant bands and a per-band min/max summary. A 2-D label map is summarised by 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
 
@@ -66,15 +70,18 @@ def _describe_label_georef(path: str, key: str | None, policy: str, out) -> None
     kind = file_kind(path)
     if policy == "ignore" or kind not in ("geotiff", "envi", "hdf5"):
         return
-    nodata = None
+    nodata = mask = None
     if kind == "geotiff":
         from hsi.io.geotiff import geotiff_info
 
-        nodata = geotiff_info(Path(path), georef="ignore")["nodata"]
+        info = geotiff_info(Path(path), georef="ignore")
+        nodata, mask = info["nodata"], info["mask"]
     try:
         describe_georef(read_label_georef(path, key), out, nodata)
     except GeoRefError as err:
         describe_georef(None, out, nodata, problem=str(err))
+    if mask is not None:
+        print(f"nodata mask: the file's {mask} (masked pixels read as 0, unlabeled)", file=out)
 
 
 def _arrays(path: str):
@@ -92,16 +99,18 @@ def _arrays(path: str):
 
 
 def _describe(path: str, key: str | None, layout: str | None, out, policy: str = "check") -> None:
+    """Print the arrays of ``path``, then the facts of the cube or of the label map it holds (never both)."""
     from hsi.errors import CubeFormatError, HSIError
     from hsi.io import read_labels
-    from hsi.io.describe import describe_cube, describe_labels
+    from hsi.io.describe import describe_cube
+    from hsi.io.discovery import has_ndim
 
     arrays = _arrays(path)
     print(f"file: {path}", file=out)
     print(f"arrays found ({len(arrays)}):", file=out)
     for info in arrays:
         print(f"  {info.describe()}{'' if info.numeric else ' [not numeric]'}", file=out)
-    label_like = [a for a in arrays if len(a.shape) == 2]
+    label_like = [a for a in arrays if has_ndim(a.shape, 2)]  # (H, W), and single-band (H, W, 1) images
     try:
         cube, problem = _read_cube(path, key, layout, policy)
     except CubeFormatError as cube_err:
@@ -112,19 +121,62 @@ def _describe(path: str, key: str | None, layout: str | None, out, policy: str =
         except HSIError as label_err:
             # a 2-D array that fails as a label map: its own problem is the one to report
             raise (label_err if label_like else cube_err) from None
-        describe_labels(labels, out, _label_key(arrays, key, path))
-        _describe_label_georef(path, key, policy, out)
+        _print_label_map(labels, path, key, arrays, policy, out)
         return
+    if cube.n_bands == 1 and np.issubdtype(np.dtype(cube.meta["original_dtype"]), np.integer):
+        try:  # a single-band class map (ENVI, ERDAS): described as the label map it is, not as a 1-band cube
+            labels = read_labels(path, key=key)
+        except HSIError:
+            labels = None
+        if labels is not None:
+            _print_label_map(labels, path, key, arrays, policy, out)
+            return
     if problem is not None:
         cube.meta["georef_problem"] = str(problem)
+    print(f"kind: cube ({cube.n_bands} bands)", file=out)
     describe_cube(cube, out)
-    if cube.n_bands == 1 and np.issubdtype(np.dtype(cube.meta["original_dtype"]), np.integer):
-        describe_labels(read_labels(path, key=key), out)  # single-band class map
+
+
+def _print_label_map(labels: np.ndarray, path: str, key: str | None, arrays, policy: str, out) -> None:
+    """The facts of a label map; a stored (H, W, 1) or (1, H, W) image is said to be one."""
+    from hsi.io.describe import describe_labels
+
+    from hsi.io.dispatch import file_kind
+
+    chosen = _label_key(arrays, key, path) if file_kind(path) in ("mat", "hdf5") else None  # the others hold one image
+    stored = next((a.shape for a in arrays if a.name == chosen), None) if chosen else \
+        (arrays[0].shape if len(arrays) == 1 else None)
+    single = f", stored as a single-band image {' x '.join(map(str, stored))}" if stored and len(stored) == 3 else ""
+    print(f"kind: label map ({labels.shape[0]} x {labels.shape[1]}{single})", file=out)
+    describe_labels(labels, out, chosen)
+    _describe_label_georef(path, key, policy, out)
+
+
+@contextlib.contextmanager
+def _warning_lines(err: IO[str]) -> Iterator[None]:
+    """Show every warning raised inside as one line ``warning: <message>`` on ``err``, each message once.
+
+    The package's own warnings, and those of the libraries under it (spectral, h5py,
+    rasterio, numpy), which Python would print with a file name, a line number and a source line.
+    """
+    seen: set[str] = set()
+
+    def show(message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        text = " ".join(str(message).split())
+        if text not in seen:
+            seen.add(text)
+            print(f"warning: {text}", file=err, flush=True)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the facts about ``args.file``."""
-    _describe(args.file, args.key, args.layout, sys.stdout, "ignore" if args.ignore_georef else "check")
+    with _warning_lines(sys.stderr):
+        _describe(args.file, args.key, args.layout, sys.stdout, "ignore" if args.ignore_georef else "check")
     return 0
 
 

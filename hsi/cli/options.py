@@ -7,8 +7,10 @@ mappings), its default and, from the numpydoc ``Parameters`` section, its help t
 :func:`option_specs` reads them; :func:`add_options` adds them to an ``argparse`` parser
 with ``default=SUPPRESS``, so the parsed namespace holds only what the user wrote and
 the caller can tell an explicit value from a default (resume conflicts need that).
-Value ranges are checked where the option is defined (the constructor raises
-:class:`hsi.errors.OptionError`), never here: this module only converts text to values.
+Value ranges are defined where the option is defined: the rule annotated beside its type
+(:mod:`hsi._checks`), which the constructor applies; a spec carries that rule
+(:attr:`OptionSpec.check`) so the command line applies the same one to what it parsed
+(:func:`check_values`) before importing torch. This module defines no rule of its own.
 """
 
 from __future__ import annotations
@@ -25,9 +27,9 @@ from typing import Any, Literal
 
 import yaml
 
-from hsi._roles import flags
+from hsi._roles import declared_checks, flags
 
-__all__ = ["OptionSpec", "add_options", "docstring_params", "option_specs", "flag_of"]
+__all__ = ["OptionSpec", "add_options", "check_values", "docstring_params", "option_specs", "flag_of"]
 
 _NONE_WORDS = ("none", "null")
 
@@ -48,6 +50,8 @@ class OptionSpec:
         The parameter's default (``inspect.Parameter.empty`` when required).
     help : str
         Description from the numpydoc docstring.
+    check : callable, optional
+        The range check declared beside the type (a :class:`hsi._checks.Rule`, or a library-only function).
     """
 
     param: str
@@ -55,6 +59,7 @@ class OptionSpec:
     annotation: Any
     default: Any
     help: str
+    check: Any = None
 
     @property
     def flag(self) -> str:
@@ -151,13 +156,28 @@ def option_specs(
     else:
         fn, doc = target, target.__doc__
     hints = typing.get_type_hints(fn if not dataclasses.is_dataclass(target) else target)
+    checks = declared_checks(target) if isinstance(target, type) else {}
     helps = docstring_params(doc)
     specs = []
     for name, p in inspect.signature(target if dataclasses.is_dataclass(target) else fn).parameters.items():
         if name in ("self", "cls") or name in excluded or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        specs.append(OptionSpec(name, rename.get(name, name), hints.get(name, str), p.default, helps.get(name, "")))
+        specs.append(OptionSpec(name, rename.get(name, name), hints.get(name, str), p.default, helps.get(name, ""),
+                                checks.get(name)))
     return specs
+
+
+def check_values(specs: Iterable[OptionSpec], values: dict[str, Any]) -> None:
+    """Apply each spec's declared rule to its value in ``values`` (keyed by ``spec.name``), in the specs' order.
+
+    Raises
+    ------
+    OptionError
+        From the first rule that refuses its value (naming the parameter, which the command line shows as its flag).
+    """
+    for spec in specs:
+        if spec.check is not None and spec.name in values:
+            spec.check(spec.param, values[spec.name])
 
 
 # ---------------------------------------------------------------- conversion

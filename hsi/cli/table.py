@@ -4,7 +4,8 @@ The options are defined by signatures (``HSIDataModule``, ``HSIClassifier``, ``R
 ``InferOptions``) whose modules import torch and Lightning. So that ``hsi train --help`` and
 a bad option value cost no such import, the specs those signatures give
 (:func:`hsi.cli.options.option_specs`) are written once to :mod:`hsi.cli._option_table`
-(plain data: annotations as text) and the parsers are built from it (:func:`table_specs`).
+(plain data: annotations and range rules as text, :mod:`hsi._checks`) and the parsers are built
+from it (:func:`table_specs`); the rules are applied to the parsed values before any torch import.
 ``tests/cli/test_option_table.py`` keeps the table equal to the signatures; regenerate it with::
 
     python -m hsi.cli.table
@@ -21,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from hsi._checks import Rule, rule_of
 from hsi.cli.options import OptionSpec
 
 __all__ = ["REGENERATE", "annotation_text", "live_group", "live_specs", "live_table", "parse_annotation", "render", "table_specs", "write_table"]
@@ -86,6 +88,11 @@ def _row(spec: OptionSpec) -> dict[str, Any]:
     choices = spec.choices
     if choices is not None:
         row["choices"] = list(choices)
+    if spec.check is not None:
+        if not isinstance(spec.check, Rule):
+            raise TypeError(f"option table: {spec.name}'s check {spec.check!r} is not a rule of hsi._checks, so "
+                            "the command line cannot apply it before importing torch")
+        row["check"] = spec.check.text
     return row
 
 
@@ -110,7 +117,8 @@ def live_specs() -> dict[str, list[OptionSpec]]:
         if spec.name == "model":  # the classical baselines train through the same command
             names = typing.get_args(spec.annotation) + tuple(CLASSICAL_MODELS)
             model_specs[i] = replace(spec, annotation=Literal[names],  # type: ignore[valid-type]
-                                     help=spec.help + " or a classical per-pixel baseline: " + ", ".join(CLASSICAL_MODELS))
+                                     help=spec.help + " or a classical per-pixel baseline: " + ", ".join(CLASSICAL_MODELS),
+                                     check=None)  # the registry's check needs torch: these choices stand in
     return {
         "data": option_specs(HSIDataModule),  # each command leaves out what it sets itself (table_specs)
         "train.model": model_specs,
@@ -153,7 +161,8 @@ def _spec(row: dict[str, Any]) -> OptionSpec:
     default = row.get("default", inspect.Parameter.empty)
     if isinstance(default, list) and "tuple[" in row["annotation"]:
         default = tuple(default)
-    return OptionSpec(row["param"], row["name"], parse_annotation(row["annotation"]), default, row["help"])
+    check = rule_of(row["check"]) if "check" in row else None
+    return OptionSpec(row["param"], row["name"], parse_annotation(row["annotation"]), default, row["help"], check)
 
 
 #: data options each command sets itself, by group name of :func:`table_specs`

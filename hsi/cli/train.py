@@ -20,10 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from hsi._checks import did_you_mean
-from hsi.cli.options import OptionSpec, add_options, yaml_value
+from hsi.cli.options import OptionSpec, add_options
 
 HELP = "train a model on a scene; writes checkpoints, metrics.json and figures"
 
@@ -59,62 +56,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         add_options(parser.add_argument_group(titles[group]), specs)
 
 
-def read_config(path: Path, specs: dict[str, OptionSpec]) -> dict[str, Any]:
-    """Option values from a YAML file, checked and converted like the command line's."""
-    from hsi.cli import UsageError
+def checked_values(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The given options by group (``data``, ``model``, ``run``; ``--config`` underneath the command line), each
+    value checked by its declared rule, the data options' combinations and every input file checked too.
 
-    try:
-        data = yaml.safe_load(Path(path).read_text()) or {}
-    except FileNotFoundError:
-        raise UsageError(f"--config: {str(path)!r}: file not found") from None
-    except (OSError, yaml.YAMLError) as err:
-        raise UsageError(f"--config: {str(path)!r}: not a readable YAML file ({err})") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"--config: {str(path)!r}: expected a mapping of option names to values, found {type(data).__name__}")
-    by_param = {s.param: s for s in specs.values()}
-    values = {}
-    for raw_key, value in data.items():
-        key = str(raw_key).replace("-", "_")
-        spec = specs.get(key) or by_param.get(key)
-        if spec is None:
-            hint = did_you_mean(key, sorted(specs))
-            raise UsageError(f"--config: {str(path)!r}: unknown option {raw_key!r}{hint} (options: {', '.join(sorted(specs))})")
-        try:
-            values[spec.name] = yaml_value(spec, value)
-        except argparse.ArgumentTypeError as err:
-            raise UsageError(f"{path}: {spec.name}: {err}") from None
-    return values
-
-
-def make_config(args: argparse.Namespace):
-    """The :class:`TrainConfig` of the parsed arguments (YAML file underneath, command line on top)."""
-    from hsi.training.config import TrainConfig
-    from hsi.training.options import RunOptions
+    Imports no torch: ``hsi train --patch-size 4`` or a missing ``--cube`` fails here, at once, with the
+    library's own message.
+    """
+    from hsi.cli.early import check_data, check_files, given_values
+    from hsi.cli.options import check_values
 
     groups = option_groups()
     specs = {s.name: s for group in groups.values() for s in group}
-    given = {k: v for k, v in vars(args).items() if k in specs}
-    if getattr(args, "config", None) is not None:
-        given = {**read_config(args.config, specs), **given}
-    parts: dict[str, dict[str, Any]] = {}
-    for group, group_specs in groups.items():
-        parts[group] = {s.param: given[s.name] for s in group_specs if s.name in given}
+    given, from_config = given_values(args, specs)
+    check_values(groups["model"] + groups["run"], given)
+    check_data(groups["data"], given, resuming=given.get("resume") is not None)
+    check_files(given, specs, from_config, getattr(args, "config", None))
+    return {group: {s.param: given[s.name] for s in group_specs if s.name in given}
+            for group, group_specs in groups.items()}
+
+
+def make_config(args: argparse.Namespace):
+    """The :class:`TrainConfig` of the parsed arguments (YAML file underneath, command line on top), checked first
+    (:func:`checked_values`, before torch is imported)."""
+    parts = checked_values(args)
+    from hsi.training.config import TrainConfig
+    from hsi.training.options import RunOptions
+
     return TrainConfig(data=parts["data"], model=parts["model"], run=RunOptions(**parts["run"]),
                        given_run=set(parts["run"]))
 
 
 def run(args: argparse.Namespace) -> int:
     """Train, then print the per-class table and where the outputs are."""
+    cfg = make_config(args)
     from hsi.errors import DatasetNotFoundError
     from hsi.training.run import run_training
 
-    cfg = make_config(args)
     try:
         metrics = run_training(cfg)
-    except DatasetNotFoundError as err:
-        if cfg.data.get("download") or cfg.data.get("cube_path"):  # --download cannot fetch the user's own files
+    except DatasetNotFoundError as err:  # a registry scene's files: the fix in this command's words (--download)
+        command_line = getattr(err, "command_line", None)  # the user's own files have no other words
+        if command_line is None:
             raise
-        raise DatasetNotFoundError(f"{err} (add --download to fetch them)") from err
+        raise DatasetNotFoundError(command_line) from err
     if metrics:
         print()
         print(metrics["summary"])
@@ -123,9 +108,10 @@ def run(args: argparse.Namespace) -> int:
         pretrain, refit = metrics.get("pretrain") or {}, metrics.get("refit") or {}
         if pretrain.get("applied"):
             best += f"spectral path started from a per-pixel fit (train OA {100 * pretrain['train_oa']:.2f} %), "
-        if refit.get("applied"):
-            best += (f"classifier layer refit (val OA {100 * refit['val_oa_before']:.2f} -> "
-                     f"{100 * refit['val_oa_after']:.2f} %), ")
+        if refit.get("val_oa_before") is not None:  # a refit was made and judged: say which layer was kept
+            change = f"val OA {100 * refit['val_oa_before']:.2f} -> {100 * refit['val_oa_after']:.2f} %"
+            best += (f"classifier layer refit ({change}), " if refit.get("kept", "refit") == "refit" else
+                     f"classifier layer refit not kept ({change}; trained layer kept), ")
         print(f"\n{best}fit {fit:.1f} s; outputs in {metrics['out']}" if fit is not None else f"\noutputs in {metrics['out']}")
     return 0
 

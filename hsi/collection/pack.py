@@ -29,9 +29,11 @@ import numpy as np
 from hsi.data.sources.entries import read_collection
 from hsi.data.sources.records import PACK_FORMAT, SceneEntry
 
-__all__ = ["PACK_VERSION", "pack_collection"]
+__all__ = ["PACK_SUFFIXES", "PACK_VERSION", "pack_collection"]
 
 PACK_VERSION = 1
+#: the suffixes of a pack file (:func:`hsi.data.sources.entries.read_collection` reads such a file as a pack)
+PACK_SUFFIXES = (".h5", ".hdf5", ".he5")
 
 
 def _write_scene(handle: Any, entry: SceneEntry, src: Any) -> None:
@@ -75,6 +77,8 @@ def pack_collection(scenes: Any, out: str | Path, *, overwrite: bool = False, do
 
     Raises
     ------
+    OptionError
+        ``out`` does not end in one of :data:`PACK_SUFFIXES`.
     RunOutputError
         ``out`` exists and ``overwrite`` is False.
     """
@@ -85,8 +89,13 @@ def pack_collection(scenes: Any, out: str | Path, *, overwrite: bool = False, do
     from hsi.data.sources.load import load_entry
     from hsi.errors import RunOutputError
 
-    col = read_collection(scenes)
     out = Path(out)
+    if out.suffix.lower() not in PACK_SUFFIXES:  # before any scene is read: hsi train --scenes knows a pack by it
+        from hsi.errors import OptionError
+
+        raise OptionError("out", str(out), f"a pack file name ending in {'/'.join(PACK_SUFFIXES)} (hsi train "
+                                           f"--scenes reads a pack by its suffix)")
+    col = read_collection(scenes)
     if out.exists() and not overwrite:
         raise RunOutputError(f"{out}: exists; give --overwrite to replace it")
     out.parent.mkdir(parents=True, exist_ok=True)

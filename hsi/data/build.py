@@ -127,8 +127,9 @@ class CacheRecipe:
         v = self.values
         fractions, seed = tuple(float(f) for f in v["fractions"]), int(v["split_seed"])
         if v["split"] == "block":
+            fold = v.get("fold")  # folds count from 1 for people, from 0 in block_split
             return block_split(src.labels, block_size=v["block_size"], fractions=fractions, buffer=v["buffer"], seed=seed,
-                               n_folds=v.get("folds"), fold=v.get("fold"))
+                               n_folds=v.get("folds"), fold=None if fold is None else int(fold) - 1)
         if v["split"] == "random":
             return random_split(src.labels, fractions=fractions, seed=seed)
         return fixed_split(src.labels, src.test_labels, val_fraction=fractions[1], seed=seed)

@@ -23,10 +23,18 @@ measured with :func:`chunk_digests` on a 256 MiB ``.npy`` in the page cache, on 
 development machine while other jobs ran (load average 6.5): 2.3 s per GB, so at most
 about 0.6 s per open; a quiet core is faster. Larger caches
 are checked per file on first touch: the first ``entry.arrays[name]`` (or
-``entry.load(name)``) in a process hashes that file's chunks before handing out its path,
-and a mismatch raises :class:`~hsi.errors.CacheError` naming the file and the chunk, and
-invalidates the cache so the next open rebuilds it. ``state.json`` is hashed in full. A
-cache that fails on open is logged on the ``hsi.data`` logger and rebuilt, never used.
+``entry.load(name)``) in a process hashes that file's chunks before handing out its path.
+``state.json`` is hashed in full. A cache that fails on open is logged on the ``hsi.data``
+logger and rebuilt, never used.
+
+A file found corrupt on first touch is repaired the same way, in place: the cache is
+invalidated, rebuilt once under the lock (or taken from another process that rebuilt it
+meanwhile), a one-line warning on the ``hsi.data`` logger says which file was corrupt, and
+the path handed out is the rebuilt file's. The rebuild must reproduce the files already
+handed out (the build is deterministic; a difference raises :class:`~hsi.errors.CacheError`
+rather than mixing two builds), and a rebuilt file that is corrupt again raises
+:class:`~hsi.errors.CacheError` naming the file, the cache folder and the fix (a failing
+disk, or a folder something else writes into).
 
 Leftovers: temporary files (``.<name>.tmp-<pid>...``) of builders whose process is gone
 and lock files nobody holds are removed on the next open.
@@ -199,15 +207,19 @@ class CheckedArrays(dict):
     """``name -> Path`` of a cache's arrays; a file listed in ``pending`` is verified on first access.
 
     The first ``arrays[name]`` (or ``get``) hashes that file's chunks and compares them with
-    ``meta.json`` before returning the path; a mismatch removes ``meta.json`` (so the next
-    open rebuilds) and raises :class:`CacheError`.
+    ``meta.json`` before returning the path. On a mismatch ``meta.json`` is removed (so no
+    process reuses the cache) and ``repair(problem)`` is called once: it rebuilds the cache
+    and returns the new chunk digests of every file, and the file is checked again against
+    them. Without ``repair``, or when the rebuilt file is corrupt too, :class:`CacheError`.
     """
 
     def __init__(self, items: Mapping[str, Path | np.ndarray], pending: Mapping[str, list[str]] | None = None,
-                 meta_path: Path | None = None) -> None:
+                 meta_path: Path | None = None,
+                 repair: Callable[[str], dict[str, list[str]]] | None = None) -> None:
         super().__init__(items)
         self.pending = dict(pending or {})
         self.meta_path = meta_path
+        self.repair = repair
 
     def __getitem__(self, name: str) -> Path | np.ndarray:
         value = super().__getitem__(name)
@@ -215,12 +227,31 @@ class CheckedArrays(dict):
         if recorded is not None:
             problem = check_chunks(Path(value), recorded)
             if problem is not None:
-                if self.meta_path is not None:
-                    with contextlib.suppress(OSError):
-                        self.meta_path.unlink()
-                raise CacheError(f"patch cache: {problem}; the cache was invalidated and is rebuilt on the next open")
-            del self.pending[name]
+                self._invalidate()
+                self._repair(name, Path(value), problem)
+            self.pending.pop(name, None)
         return value
+
+    def _invalidate(self) -> None:
+        if self.meta_path is not None:
+            with contextlib.suppress(OSError):
+                self.meta_path.unlink()
+
+    def _repair(self, name: str, path: Path, problem: str) -> None:
+        """Rebuild once (``repair``) and check ``path`` against the rebuilt digests; CacheError otherwise."""
+        repair, self.repair = self.repair, None  # once per entry
+        if repair is None:
+            raise CacheError(f"patch cache: {problem}; the cache was invalidated and is rebuilt on the next open")
+        chunks = repair(problem)
+        self.pending = {n: chunks[n] for n in self.pending if n in chunks}
+        again = check_chunks(path, chunks[name])
+        if again is not None:
+            self._invalidate()
+            raise CacheError(
+                f"patch cache {path.parent}: {path.name} was corrupt, was rebuilt, and is corrupt again ({again}); "
+                f"the disk or something writing into the folder damages it: check the disk, or give another "
+                f"cache_dir (or cache_dir=None to keep the cache in memory)"
+            )
 
     def get(self, name: str, default: Any = None) -> Any:
         return self[name] if name in self else default
@@ -473,12 +504,12 @@ class PatchCache:
         entry, reason = self.verify()
         if entry is not None:
             logger.debug("patch cache %s reused", self.path)
-            return entry
+            return self._repairable(entry, builder)
         with self._locked():
             entry, reason = self.verify()  # another process may have built it meanwhile
             if entry is not None:
                 logger.info("patch cache %s built by another process; reusing", self.path)
-                return entry
+                return self._repairable(entry, builder)
             if reason is not None:
                 logger.warning("patch cache %s is invalid: %s; rebuilding", self.path, reason)
             else:
@@ -488,3 +519,37 @@ class PatchCache:
                 return self._write(arrays, state)
             except OSError as err:
                 raise CacheError(f"could not write patch cache {self.path}: {err}") from err
+
+    def _repairable(self, entry: CacheEntry, builder: Builder) -> CacheEntry:
+        """``entry`` whose files left to check on first touch are rebuilt (once) when found corrupt."""
+        if isinstance(entry.arrays, CheckedArrays) and entry.arrays.pending:
+            entry.arrays.repair = lambda problem: self._rebuild_in_use(entry, builder, problem)
+        return entry
+
+    def _rebuild_in_use(self, entry: CacheEntry, builder: Builder, problem: str) -> dict[str, list[str]]:
+        """Rebuild the cache ``entry`` reads from (a file was corrupt); the new chunk digests of every file.
+
+        Another process may have rebuilt it meanwhile: its valid cache is taken instead. The
+        rebuilt state and every file must be the bytes ``entry`` was opened with (files already
+        handed out stay in use), else :class:`CacheError`.
+        """
+        with self._locked():
+            fresh, _ = self.verify()
+            if fresh is None:
+                arrays, state = builder()
+                try:
+                    fresh = self._write(arrays, state)
+                except OSError as err:
+                    raise CacheError(f"could not write patch cache {self.path}: {err}") from err
+        old, new = entry.meta.get("files", {}), fresh.meta.get("files", {})
+        differ = [n for n in old if old[n]["chunks"] != new.get(n, {}).get("chunks")]
+        if differ or entry.meta.get("state_sha256") != fresh.meta.get("state_sha256"):
+            with contextlib.suppress(OSError):
+                (self.path / "meta.json").unlink()
+            what = ", ".join(f"{n}.npy" for n in differ) or "state.json"
+            raise CacheError(
+                f"patch cache {self.path}: {problem}; the rebuilt cache differs from the one this process opened "
+                f"(in {what}), so the build is not reproducible here; run again (the next open builds afresh)"
+            )
+        logger.warning("patch cache %s: %s; rebuilt it", self.path, problem)
+        return {n: rec["chunks"] for n, rec in new.items()}

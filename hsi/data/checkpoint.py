@@ -14,7 +14,8 @@ from typing import Any
 
 from hsi.errors import CheckpointError
 
-__all__ = ["STATE_FORMAT", "STATE_VERSION", "check_state", "make_collection_state", "make_state", "read_checkpoint"]
+__all__ = ["STATE_FORMAT", "STATE_VERSION", "check_state", "fold_counted_from_one", "make_collection_state",
+           "make_state", "read_checkpoint"]
 
 STATE_FORMAT = "hsi.data.HSIDataModule"
 STATE_VERSION = 1
@@ -41,11 +42,9 @@ def read_checkpoint(path: str | Path, option: str = "checkpoint") -> dict[str, A
     """
     import torch
 
-    if Path(path).is_dir():
-        raise CheckpointError(f"{option}: {str(path)!r} is a folder, expected a checkpoint file "
-                              f"(such as {str(Path(path) / 'best.ckpt')!r})")
-    if not Path(path).is_file():
-        raise CheckpointError(f"{option}: {str(path)!r}: no such checkpoint file")
+    from hsi._paths import check_checkpoint_file
+
+    check_checkpoint_file(path, option)
     try:
         ckpt = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as err:  # a truncated or foreign file; torch's message is not shown (see above)
@@ -57,7 +56,28 @@ def read_checkpoint(path: str | Path, option: str = "checkpoint") -> dict[str, A
         raise CheckpointError(
             f"{option}: {str(path)!r} is not a checkpoint written by hsi: it holds {what}, not a Lightning checkpoint"
         )
+    if isinstance(ckpt.get("datamodule_hyper_parameters"), dict):
+        ckpt["datamodule_hyper_parameters"] = fold_counted_from_one(ckpt["datamodule_hyper_parameters"],
+                                                                    ckpt.get("HSIDataModule"))
     return ckpt
+
+
+def fold_counted_from_one(hparams: dict[str, Any], state: Any) -> dict[str, Any]:
+    """``hparams`` with ``fold`` counted from 1, as it is now, where the checkpoint counted it from 0.
+
+    Earlier versions recorded the DataModule's ``fold`` from 0; the split in ``state``
+    always records it from 0 (``block_split``'s ``fold``). Where the two are equal the
+    checkpoint is an old one and its ``fold`` is raised by one, so it loads and gives the
+    same split.
+    """
+    fold = hparams.get("fold")
+    split = state.get("split") if isinstance(state, dict) else None
+    if split is None and isinstance(state, dict) and isinstance(state.get("collection"), dict):
+        split = (state["collection"].get("splits") or [None])[0]
+    recorded = (split.get("params") or {}).get("fold") if isinstance(split, dict) else None
+    if fold is None or recorded is None or int(fold) != int(recorded):
+        return hparams
+    return {**hparams, "fold": int(fold) + 1}
 
 
 def _what_file(path: str | Path, err: BaseException) -> str:

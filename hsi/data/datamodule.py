@@ -187,7 +187,8 @@ class HSIDataModule(pl.LightningDataModule):
         of the train and val fractions) and the buffer is applied as usual (None: no folds; `hsi evaluate`
         runs every fold).
     fold : int | None
-        The fold tested, from 0 to folds - 1 (with folds).
+        The fold tested, from 1 to folds (with folds; a checkpoint that recorded the fold counted from 0, as
+        earlier versions did, is read with its fold converted).
     patch_size : int
         Side of the square patch around each pixel (odd, >= 1).
     padding : Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"]
@@ -721,6 +722,19 @@ class HSIDataModule(pl.LightningDataModule):
         release_at_exit()
 
     # ================================================================== checkpoint state
+    @classmethod
+    def load_from_checkpoint(cls, checkpoint_path: Any, map_location: Any = None, hparams_file: Any = None,
+                             **kwargs: Any) -> HSIDataModule:
+        """Lightning's loader; a ``fold`` the checkpoint counted from 0 (earlier versions) is read counted from 1."""
+        if "fold" not in kwargs and hparams_file is None:
+            from hsi.data.checkpoint import read_checkpoint
+
+            saved = read_checkpoint(checkpoint_path).get("datamodule_hyper_parameters") or {}
+            if saved.get("fold") is not None:
+                kwargs["fold"] = saved["fold"]
+        return super().load_from_checkpoint(checkpoint_path, map_location=map_location, hparams_file=hparams_file,
+                                            **kwargs)
+
     def state_dict(self) -> dict[str, Any]:
         """JSON-only state: fitted pipeline, split, class names, palette, patch size, label mapping (and, for several
         scenes, ``collection``: the grid, classes, each scene's facts and split)."""

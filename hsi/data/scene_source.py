@@ -8,7 +8,8 @@ Three kinds of source:
   identity = name, root, options and the files the loaded cube came from;
 - ``cube_path`` + ``labels_path`` (+ keys): :func:`hsi.io.read_cube` /
   :func:`hsi.io.read_labels`; label values are renumbered to ``1..K`` (originals kept in
-  ``label_values``); identity = path, size, mtime and SHA-256 of each file.
+  ``label_values``); identity = path, size, mtime and SHA-256 of each file
+  (:func:`hsi._identity.file_identity`: whole-file below 256 MiB, sampled chunks above).
 
 The lead's inference code reuses :class:`SourceSpec` and :func:`load_source`.
 """
@@ -23,43 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from hsi._identity import file_identity
 from hsi.errors import OptionError
 
 __all__ = ["SourceSpec", "LoadedSource", "load_source", "file_identity"]
-
-_SHA_MEMO: dict[tuple[str, int, int, int, int, int], str] = {}
-
-
-def file_identity(path: str | Path) -> dict[str, Any]:
-    """``{path, size, mtime_ns, sha256}`` of a file (the hash is memoized per process).
-
-    The memo is keyed by path, size, mtime, inode, device and ctime: a rewrite that keeps
-    the size and restores the mtime (``os.utime``) still changes the ctime (which no
-    user call can set back), and a file replaced by rename has a new inode, so the hash is
-    computed again.
-    """
-    from hsi._paths import user_path
-
-    p = Path(path).expanduser().resolve()
-    with user_path(path, "read"):
-        st = p.stat()
-        memo_key = (str(p), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev, st.st_ctime_ns)
-        digest = _SHA_MEMO.get(memo_key) or _sha256(p, memo_key)
-    return {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
-
-
-def _sha256(path: Path, memo_key: tuple[str, int, int, int, int, int]) -> str:
-    """The SHA-256 of the file at ``path``, remembered under ``memo_key``."""
-    from hsi.errors import CubeFormatError
-
-    if path.is_dir():
-        raise CubeFormatError(f"{path}: is a directory, expected a file (a cube or label map)")
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    digest = _SHA_MEMO[memo_key] = h.hexdigest()
-    return digest
 
 
 def _files_of(obj: Any) -> list[str]:

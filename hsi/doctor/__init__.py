@@ -1,4 +1,4 @@
-"""``hsi doctor``: five checks of a data pipeline, each PASS or FAIL with its evidence and a figure.
+"""``hsi doctor``: five checks of a data pipeline, each PASS, FAIL or UNDECIDED with its evidence and a figure.
 
 1. :func:`check_batches` - one batch per split: shape ``(B, C, P, P)``, dtype, labels, range; the file's units;
 2. :func:`check_spectra` - band order of the file (smoothness, red edge) and of the pipeline (re-read reference);

@@ -6,7 +6,9 @@ Three pieces of evidence:
   the patches' centres (an exact test of patch / label pairing in the pipeline).
 - **Registration.** The label map itself may be misregistered with the cube (shifted,
   flipped, transposed) in the file; :mod:`hsi.doctor.registration` judges it with a
-  per-pixel classifier, labels as given against the same map moved.
+  per-pixel classifier, labels as given against the same map moved. When the evidence
+  cannot tell (too few labelled pixels; a square map that scores alike transposed) the
+  check is UNDECIDED unless something else fails it.
 - **Learning against a control.** One fixed batch of 64 training patches, fetched anew
   at every step with the epoch advanced (so augmentation is exercised), is fitted until
   its loss is near zero. Any network memorises a small batch whatever its labels, so the
@@ -158,8 +160,8 @@ def _learning_problems(losses: list[float], controls: list[list[float]], changed
     return evidence + [line], []
 
 
-def _registration(datamodule: Any, seed: int) -> tuple[Any, list[str], list[str]]:
-    """:func:`~hsi.doctor.registration.check_registration` of the scene as read, with its evidence and problems."""
+def _registration(datamodule: Any, seed: int) -> tuple[Any, list[str], list[str], list[str]]:
+    """:func:`~hsi.doctor.registration.check_registration` of the scene as read: evidence, problems, undecided."""
     from hsi.data.scene_source import load_source
     from hsi.doctor.registration import check_registration, registration_problems
 
@@ -222,7 +224,7 @@ def check_overfit(datamodule: Any, model_factory: ModelFactory | None = None, ou
                              else _controls(factory, shape, dataset, index, first.labels, reached, lr, seed))
     finally:
         dataset.set_epoch(epoch)
-    registration, reg_evidence, reg_problems = _registration(datamodule, seed)
+    registration, reg_evidence, reg_problems, undecided = _registration(datamodule, seed)
     evidence = [f"batch of {len(index)} training patches, {len(np.unique(first.labels.numpy()))} classes, "
                 f"fetched anew at each step (epoch = step)"]
     if not problems:
@@ -233,7 +235,8 @@ def check_overfit(datamodule: Any, model_factory: ModelFactory | None = None, ou
     values = {"steps": reached, "final_loss": losses[-1], "losses": losses,
               "control_losses": [curve[-1] for curve in controls],
               "registration": None if registration is None else asdict(registration)}
-    return CheckResult("overfit", not problems, evidence + learn_evidence + reg_evidence + problems, png, values)
+    return CheckResult("overfit", not problems, evidence + learn_evidence + reg_evidence + problems, png, values,
+                       undecided)
 
 
 def _figure(losses: list[float], controls: list[list[float]], registration: Any):

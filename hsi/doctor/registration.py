@@ -9,6 +9,13 @@ class; a map shifted, flipped or transposed on the way in scores better moved ba
 towards where it belongs. Each candidate is compared with the map as given on the
 same pixels (a paired difference, with its standard error), so the verdict does not
 depend on which pixels were drawn; everything is seeded.
+
+The orientation of a square map is decided only when the data can tell: the map as given
+and the same map transposed must score apart by :data:`Z_FAIL` standard errors and
+:data:`MIN_GAIN` accuracy, one way or the other. A small scene, few labelled pixels (fewer
+than :data:`MIN_PIXELS` labelled in both orientations) or parcels that look alike either
+way cannot show a transposition; :func:`registration_problems` then says "cannot decide"
+(the check is UNDECIDED, not PASS) rather than passing a map it could not have failed.
 """
 
 from __future__ import annotations
@@ -51,12 +58,16 @@ class Registration:
         that gain in paired standard errors.
     pixels : int
         Pixels the classifier was cross-validated on (as given).
+    transposable : bool
+        True when a transposed map was among the candidates (a square scene), whether or not
+        enough pixels were labelled in both orientations to score it.
     """
 
     accuracy: float
     chance: float
     candidates: dict[str, tuple[float, float]] = field(default_factory=dict)
     pixels: int = 0
+    transposable: bool = False
 
     @property
     def skill(self) -> float:
@@ -183,7 +194,9 @@ def check_registration(cube: np.ndarray, labels: np.ndarray, *, seed: int = 0, m
     correct = _held_out_correct(features(sample), given[sample] - 1, k, folds)
     counts = np.bincount(given[given > 0], minlength=k + 1)[1:]
     result = Registration(float(correct.mean()), float(counts.max() / counts.sum()), pixels=sample.size)
-    for name, moved in candidates(labels).items():
+    moved_maps = candidates(labels)
+    result.transposable = "transposed" in moved_maps
+    for name, moved in moved_maps.items():
         pair = _paired(features, given, np.where(finite, moved, 0).ravel(), k, np.random.default_rng(seed), max_pixels)
         if pair is None:
             continue
@@ -194,10 +207,32 @@ def check_registration(cube: np.ndarray, labels: np.ndarray, *, seed: int = 0, m
     return result
 
 
-def registration_problems(result: Registration | None) -> tuple[list[str], list[str]]:
-    """``(evidence, problems)`` lines of a :class:`Registration` (see :data:`Z_FAIL`, :data:`MIN_SKILL`)."""
+def _orientation_undecided(result: Registration) -> list[str]:
+    """Why the orientation of a square map cannot be decided (empty when it can, or the map is not square)."""
+    if not result.transposable:
+        return []
+    if "transposed" not in result.candidates:
+        return [f"whether the label map is transposed: fewer than {MIN_PIXELS} pixels are labelled both as given "
+                f"and transposed"]
+    gain, z = result.candidates["transposed"]
+    if abs(z) >= Z_FAIL and abs(gain) >= MIN_GAIN:
+        return []
+    return [f"whether the label map is transposed: it scores alike as given and transposed ({gain:+.1%} "
+            f"transposed, {z:+.1f} standard errors; {Z_FAIL:g} and {MIN_GAIN:.1%} are needed either way): too few "
+            f"labelled pixels, or too little spatial structure, to tell the orientation"]
+
+
+def registration_problems(result: Registration | None) -> tuple[list[str], list[str], list[str]]:
+    """``(evidence, problems, undecided)`` lines of a :class:`Registration`.
+
+    A problem is a moved map that fits better (:data:`Z_FAIL`, :data:`MIN_GAIN`) or labels
+    that barely predict the spectra (:data:`MIN_SKILL`); undecided is what the evidence
+    cannot settle: registration at all (fewer than :data:`MIN_PIXELS` labelled pixels), or
+    the orientation of a square map (:func:`_orientation_undecided`).
+    """
     if result is None:
-        return [f"label registration: fewer than {MIN_PIXELS} labelled pixels, not checked"], []
+        return [], [], [f"whether the label map is registered with the cube: fewer than {MIN_PIXELS} labelled "
+                        f"pixels"]
     evidence = [f"label registration: a per-pixel LDA, 2-fold cross-validated on {result.pixels} labelled pixels, "
                 f"scores {result.accuracy:.1%} with the labels as given (largest class {result.chance:.1%})"]
     problems = []
@@ -210,8 +245,9 @@ def registration_problems(result: Registration | None) -> tuple[list[str], list[
         problems.append(f"the labels fit the cube better {best[0]} ({result.accuracy + best[1]:.1%} vs "
                         f"{result.accuracy:.1%} as given, {best[2]:.1f} standard errors): the label map is "
                         f"misregistered (shifted, flipped or transposed against the cube)")
-    elif best is not None:
+        return evidence, problems, []
+    if best is not None:
         evidence.append(f"no moved map fits better ({len(result.candidates)} tried: shifts of {SHIFTS} px each way, "
                         f"flips{', transpose' if 'transposed' in result.candidates else ''}; best {best[0]}, "
                         f"{best[1]:+.1%}, {best[2]:+.1f} standard errors)")
-    return evidence, problems
+    return evidence, problems, _orientation_undecided(result)

@@ -14,7 +14,7 @@ __all__ = ["CheckResult", "centre_spectra", "first_batch", "save_figure"]
 
 @dataclass
 class CheckResult:
-    """PASS or FAIL of one check, with the evidence behind it.
+    """PASS, FAIL or UNDECIDED of one check, with the evidence behind it.
 
     Parameters
     ----------
@@ -28,6 +28,10 @@ class CheckResult:
         The figure written for the check.
     values : dict
         The measured numbers, for programs (tests, JSON reports).
+    undecided : list of str
+        What the check could not decide either way, one line each (too few labelled pixels,
+        too little contrast between the answers). A check that found nothing wrong but left
+        something undecided is UNDECIDED, not PASS.
     """
 
     name: str
@@ -35,15 +39,19 @@ class CheckResult:
     evidence: list[str] = field(default_factory=list)
     png: Path | None = None
     values: dict[str, Any] = field(default_factory=dict)
+    undecided: list[str] = field(default_factory=list)
 
     @property
     def status(self) -> str:
-        """``"PASS"`` or ``"FAIL"``."""
-        return "PASS" if self.passed else "FAIL"
+        """``"FAIL"`` (something found wrong), else ``"UNDECIDED"`` (something not decided), else ``"PASS"``."""
+        if not self.passed:
+            return "FAIL"
+        return "UNDECIDED" if self.undecided else "PASS"
 
     def format(self) -> str:
-        """``PASS name`` then the evidence, indented, and the figure's path."""
+        """``STATUS name`` then the evidence, what could not be decided, indented, and the figure's path."""
         lines = [f"{self.status} {self.name}"] + [f"    {line}" for line in self.evidence]
+        lines += [f"    cannot decide: {line}" for line in self.undecided]
         if self.png is not None:
             lines.append(f"    figure: {self.png}")
         return "\n".join(lines)

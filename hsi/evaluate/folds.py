@@ -3,7 +3,8 @@
 A :class:`FoldJob` is one ``hsi train`` run: one model, one seed, one fold of K (or the
 per-pixel random split of the ``--random`` column). Its data options are the evaluation's
 with ``folds=K, fold=k`` (so ``hsi train --folds K --fold k`` reproduces it exactly), and it
-writes into ``<out>/runs/<model>/seed<seed>/fold<k>``.
+writes into ``<out>/runs/<model>/seed<seed>/fold<k>``. Folds are numbered from 1 to K, as people
+count them, everywhere: the ``fold`` option, folder names, console, metrics and leaderboard.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ class FoldJob:
     n_folds : int
         Folds of the evaluation.
     fold : int | None
-        The fold tested (0-based); None for the random-pixel split.
+        The fold tested, from 1 to ``n_folds``; None for the random-pixel split.
     """
 
     model: str
@@ -47,8 +48,8 @@ class FoldJob:
 
     @property
     def label(self) -> str:
-        """``ssnet seed 0 fold 2/5`` (1-based fold, as people count)."""
-        where = "random split" if self.fold is None else f"fold {self.fold + 1}/{self.n_folds}"
+        """``ssnet seed 0 fold 2/5``."""
+        where = "random split" if self.fold is None else f"fold {self.fold}/{self.n_folds}"
         return f"{self.model} seed {self.seed} {where}"
 
     def data(self, given: dict[str, Any]) -> dict[str, Any]:
@@ -79,7 +80,7 @@ def plan(models: tuple[str, ...], seeds: tuple[int, ...], n_folds: int, random: 
     jobs = []
     for model in models:
         for seed in seeds:
-            jobs += [FoldJob(model, seed, n_folds, k) for k in range(n_folds)]
+            jobs += [FoldJob(model, seed, n_folds, k) for k in range(1, n_folds + 1)]
         if random:
             jobs += [FoldJob(model, seed, n_folds, None) for seed in seeds]
     return jobs

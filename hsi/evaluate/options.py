@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from hsi._checks import is_int
 from hsi.errors import OptionError
 
-__all__ = ["DEFAULT_FOLDS", "DEFAULT_MODELS", "DEFAULT_ROW", "EvaluateOptions"]
+__all__ = ["DEFAULT_FOLDS", "DEFAULT_MODELS", "DEFAULT_ROW", "EvaluateOptions", "check_split"]
 
 #: folds of an evaluation when ``--folds`` is not given
 DEFAULT_FOLDS = 5
@@ -20,6 +20,13 @@ DEFAULT_FOLDS = 5
 DEFAULT_ROW = "default"
 #: the models compared when ``--models`` is not given
 DEFAULT_MODELS = (DEFAULT_ROW, "svm", "rf")
+
+
+def check_split(data: dict) -> None:
+    """Refuse a data ``split`` other than ``block``: an evaluation's folds are made of the block split's blocks."""
+    if data.get("split", "block") != "block":
+        raise OptionError("split", data["split"], "block (hsi evaluate cross-validates over the blocks of the "
+                          "block split; --random adds a random-split column)")
 
 
 @dataclass

@@ -25,7 +25,8 @@ from typing import Any
 
 from hsi import transaction
 
-__all__ = ["EVALUATE_MANIFEST", "EVALUATE_OUTPUTS", "check_out", "default_out", "markdown_table", "write_outputs"]
+__all__ = ["EVALUATE_MANIFEST", "EVALUATE_OUTPUTS", "check_out", "default_out", "markdown_table", "per_class_table",
+           "write_outputs"]
 
 EVALUATE_MANIFEST = "evaluate.json"
 EVALUATE_OUTPUTS = ("leaderboard.json", "leaderboard.md", "leaderboard.csv", "leaderboard.tex", "comparison.json",
@@ -50,6 +51,19 @@ def _pm(stats: dict[str, Any], key: str) -> str:
     return f"{100 * stats[f'{key}_mean']:.1f} ± {100 * stats[f'{key}_std']:.1f}"
 
 
+def per_class_table(board: dict[str, Any]) -> str:
+    """Each class, by the scene's name for it, and its accuracy % per model (mean ± std over the fold runs whose
+    test split holds it; blank where none does)."""
+    rows = board["rows"]
+    lines = ["| class | " + " | ".join(row["model"] for row in rows) + " |", "|" + "---|" * (len(rows) + 1)]
+    for name in board["class_names"]:
+        cells = ["" if row["per_class"].get(name) is None else
+                 f"{100 * row['per_class'][name]:.1f} ± {100 * (row['per_class_std'].get(name) or 0.0):.1f}"
+                 for row in rows]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def markdown_table(board: dict[str, Any]) -> str:
     """The leaderboard as a Markdown table (what ``hsi evaluate`` prints at the end)."""
     random = any("random" in row for row in board["rows"])
@@ -62,10 +76,10 @@ def markdown_table(board: dict[str, Any]) -> str:
             cells.append(_pm(row["random"], "oa") if "random" in row else "")
         lines.append("| " + " | ".join(cells) + " |")
     runs = len(board["rows"][0]["folds"])
-    return "\n".join(lines) + (f"\n\n{board['scene']}: {board['n_folds']}-fold spatial cross-validation over "
-                               f"{board['block_size']} px blocks, seeds {', '.join(map(str, board['seeds']))}: "
-                               f"mean ± std over {runs} fold runs per model; leak = test pixels inside training "
-                               "patches (largest over the folds).")
+    note = (f"{board['scene']}: {board['n_folds']}-fold spatial cross-validation over {board['block_size']} px blocks, "
+            f"seeds {', '.join(map(str, board['seeds']))}: mean ± std over {runs} fold runs per model; leak = test "
+            "pixels inside training patches (largest over the folds).")
+    return "\n".join(lines) + "\n\n" + per_class_table(board) + "\n\n" + note
 
 
 def csv_text(board: dict[str, Any]) -> str:
@@ -117,37 +131,10 @@ def comparison_markdown(comparison: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def plot_per_class(board: dict[str, Any], path: Path) -> None:
-    """``per_class.png``: grouped bars of each class's mean accuracy per model, std as error bars."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import numpy as np
-
-    from hsi.training.report import save_figure_atomic
-
-    names, rows = board["class_names"], board["rows"]
-    x = np.arange(len(names))
-    width = 0.8 / len(rows)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.6 * len(names) * len(rows) ** 0.5 + 2), 4))
-    for i, row in enumerate(rows):
-        means = [100 * (row["per_class"][n] or 0.0) for n in names]
-        stds = [100 * (row["per_class_std"][n] or 0.0) for n in names]
-        ax.bar(x + (i - (len(rows) - 1) / 2) * width, means, width, yerr=stds, capsize=2, label=row["model"])
-    ax.set_xticks(x, names, rotation=45 if len(names) > 6 else 0, ha="right" if len(names) > 6 else "center")
-    ax.set_ylabel("accuracy % (mean ± std over fold runs)")
-    ax.set_ylim(0, 105)
-    ax.set_title(f"{board['scene']}: {board['n_folds']}-fold spatial cross-validation")
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    save_figure_atomic(fig, path)
-    plt.close(fig)
-
-
 def write_outputs(out: Path, board: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     """Write every leaderboard file into a staging folder and commit it into ``out``; returns the comparison."""
     from hsi.evaluate.stats import compare
+    from hsi.training.report import plot_per_class
 
     comparison = compare(out, board)
     staging = transaction.begin(out, manifest=EVALUATE_MANIFEST, outputs=EVALUATE_OUTPUTS, overwrite=True,

@@ -3,8 +3,12 @@
 A fold run is ``hsi train``'s run (:func:`hsi.training.run.run_backend`, the same steps and
 the same output folder, committed with its ``run.json``), with the fold's data options
 (:meth:`hsi.evaluate.folds.FoldJob.data`). A folder whose ``run.json`` is complete, whose files
-match it and whose ``metrics.json`` records the same settings is a finished fold: it is reused,
-not run again, so an interrupted evaluation resumes where it stopped. Each fold's leakage
+match it, whose ``metrics.json`` records the same settings and whose :data:`FOLD_RECORD` records
+the same inputs (the content of the scene's files, :func:`scene_identity`) is a finished fold:
+it is reused, not run again, so an interrupted evaluation resumes where it stopped. A fold whose
+files were edited or deleted, or whose scene changed, is run again and its progress line says
+why; a file in its folder that hsi did not write is never replaced (the error names the change).
+Each fold's leakage
 audit (:func:`hsi.preprocess.leakage.leakage_report`: test pixels inside training patches) is
 computed from the split of the fold's own DataModule.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import sys
 import time
 import warnings
@@ -21,11 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from hsi.errors import LeakageWarning, OptionError, RunOutputError, StratificationWarning
+from hsi.errors import LeakageWarning, OptionError, OverwriteError, RunOutputError, StratificationWarning
 from hsi.evaluate.folds import FoldJob, check_models, plan
-from hsi.evaluate.options import EvaluateOptions
+from hsi.evaluate.options import EvaluateOptions, check_split
 
-__all__ = ["EvaluationConfig", "FoldResult", "run_evaluation", "run_fold"]
+__all__ = ["FOLD_RECORD", "EvaluationConfig", "FoldResult", "run_evaluation", "run_fold", "scene_identity"]
+
+#: beside a fold run's ``run.json``: the inputs it was made from and the SHA-256 of the ``run.json`` it vouches for
+FOLD_RECORD = "evaluate-fold.json"
 
 
 @dataclass
@@ -72,12 +80,15 @@ class FoldResult:
         Test pixels inside at least one training patch (0 for a block split with its buffer).
     reused : bool
         Found finished in the folder, not run again.
+    redone : str | None
+        Why a finished run found in the folder was run again (an edited output, a changed input).
     """
 
     job: FoldJob
     metrics: dict[str, Any]
     leak: int
     reused: bool
+    redone: str | None = None
 
     def entry(self) -> dict[str, Any]:
         """The fold's entry of the leaderboard (``seconds``: the recorded run time)."""
@@ -116,12 +127,14 @@ def _same_settings(recorded: dict[str, Any], settings: Any, model_defaults: dict
     return None
 
 
-def finished_run(folder: Path, settings: Any, overwrite: bool,
-                 model_defaults: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """The ``metrics.json`` of a finished run of ``settings`` in ``folder``; None when it must be run.
+def finished_run(folder: Path, settings: Any, overwrite: bool, model_defaults: dict[str, Any] | None = None,
+                 inputs: Any = None) -> tuple[dict[str, Any] | None, str | None]:
+    """``(metrics, why)``: the ``metrics.json`` of a finished run of ``settings`` on ``inputs`` in ``folder``, else None
+    and why the run found there cannot be reused (None: there is none).
 
     ``model_defaults``: the model arguments' defaults that count as given (the network's
-    training recipe, :func:`hsi.training.task.training_defaults`).
+    training recipe, :func:`hsi.training.task.training_defaults`). ``inputs``: what the run
+    is made from (:func:`scene_identity`), compared with the folder's :data:`FOLD_RECORD`.
 
     Raises
     ------
@@ -129,22 +142,68 @@ def finished_run(folder: Path, settings: Any, overwrite: bool,
         ``folder`` holds a finished run made with other settings, and ``overwrite`` is False.
     """
     from hsi.training.outputs import RUN_MANIFEST
-    from hsi.transaction import read_manifest, verify_manifest
+    from hsi.transaction import finished_outputs
 
-    manifest = read_manifest(folder, RUN_MANIFEST)
-    if manifest is None or manifest.get("status") != "complete" or verify_manifest(folder, RUN_MANIFEST):
-        return None
+    manifest, why = finished_outputs(folder, RUN_MANIFEST)
+    if manifest is None:
+        return None, why
     try:
         metrics = json.loads((folder / "metrics.json").read_text())
     except (OSError, ValueError):
-        return None
+        return None, None
     differs = _same_settings(metrics.get("config", {}), settings, model_defaults or {})
-    if differs is None:
-        return {**metrics, "out": str(folder)}
-    if overwrite:
-        return None
-    raise RunOutputError(f"{folder}: holds a finished fold run made with {differs}; pass --overwrite to run it "
-                         "again with this evaluation's settings, or choose another --out")
+    if differs is not None and not overwrite:
+        raise RunOutputError(f"{folder}: holds a finished fold run made with {differs}; pass --overwrite to run it "
+                             "again with this evaluation's settings, or choose another --out")
+    changed = f"it was made with {differs}" if differs is not None else _changed_inputs(folder, inputs)
+    return (None, changed) if changed is not None else ({**metrics, "out": str(folder)}, None)
+
+
+def _changed_inputs(folder: Path, inputs: Any) -> str | None:
+    """How the inputs differ from those :data:`FOLD_RECORD` records for the run in ``folder`` (None: the same)."""
+    from hsi._identity import first_change
+    from hsi.training.outputs import RUN_MANIFEST
+    from hsi.transaction import file_record
+
+    try:
+        record = json.loads((folder / FOLD_RECORD).read_text())
+    except (OSError, ValueError):
+        record = None
+    if not isinstance(record, dict) or record.get("run_json_sha256") != file_record(folder / RUN_MANIFEST)["sha256"]:
+        return f"no {FOLD_RECORD} records the inputs of its run (made by an older hsi, or by hsi train)"
+    return first_change(record.get("inputs"), inputs, "the scene")
+
+
+def _write_record(folder: Path, inputs: Any) -> None:
+    """:data:`FOLD_RECORD` of the run just committed in ``folder`` (atomically)."""
+    from hsi._atomic import write_bytes_atomic
+    from hsi.training.outputs import RUN_MANIFEST
+    from hsi.transaction import file_record
+
+    record = {"format": "hsi.evaluate-fold", "version": 1,
+              "run_json_sha256": file_record(folder / RUN_MANIFEST)["sha256"], "inputs": inputs}
+    write_bytes_atomic(folder / FOLD_RECORD, (json.dumps(record, indent=1) + "\n").encode())
+
+
+def scene_identity(data: dict[str, Any]) -> Any:
+    """The content identity of the scene(s) the DataModule arguments ``data`` name (JSON).
+
+    Files are identified by :func:`hsi._identity.file_identity` (size, mtime, SHA-256); a
+    registry scene other than the synthetic one is loaded to learn its files.
+    """
+    from hsi._identity import file_identity
+    from hsi.data import HSIDataModule
+    from hsi.data.scene_source import SourceSpec, load_source
+    from hsi.data.sources.load import load_entry
+
+    probe = HSIDataModule(**{k: v for k, v in data.items() if k not in ("folds", "fold")})
+    if isinstance(probe.source, SourceSpec):
+        found = probe.source.identity() or load_source(probe.source).identity
+    else:
+        found = [{"entry": e.to_dict(), "files": [file_identity(p) for p in (e.cube, e.labels, e.pack) if p]}
+                 if e.kind != "registry" or e.scene == "synthetic" else load_entry(e).identity
+                 for e in probe.collection.entries]
+    return json.loads(json.dumps(found, default=str))
 
 
 def _recipe_defaults(model: str) -> dict[str, Any]:
@@ -165,8 +224,9 @@ def fold_leak(data: dict[str, Any]) -> int:
     return int(leakage_report(split.train, split.test, datamodule.patch_size)["test_pixels_in_train_patches"])
 
 
-def run_fold(job: FoldJob, config: EvaluationConfig, out: Path) -> FoldResult:
-    """One fold run (or the finished one found in its folder) and its leakage audit."""
+def run_fold(job: FoldJob, config: EvaluationConfig, out: Path, inputs: Any = None) -> FoldResult:
+    """One fold run (or the finished one found in its folder, made from the same ``inputs``: :func:`scene_identity`)
+    and its leakage audit."""
     import torch
 
     from hsi.training.run import backend_for, run_backend, settle
@@ -177,32 +237,53 @@ def run_fold(job: FoldJob, config: EvaluationConfig, out: Path) -> FoldResult:
     backend.check(cfg)
     settings = settle(cfg, backend)
     settings.model.setdefault("model", cfg.model_name)
-    metrics = finished_run(folder, settings, config.options.overwrite, _recipe_defaults(cfg.model_name))
+    metrics, why = finished_run(folder, settings, config.options.overwrite, _recipe_defaults(cfg.model_name), inputs)
     reused = metrics is not None
     if metrics is None:
         if cfg.run.threads is not None:
             torch.set_num_threads(cfg.run.threads)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", LeakageWarning)  # said once for the whole --random column
-            metrics = run_backend(backend, settings)
+        (folder / FOLD_RECORD).unlink(missing_ok=True)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", LeakageWarning)  # said once for the whole --random column
+                metrics = run_backend(backend, settings)
+        except OverwriteError as err:
+            if why is None:
+                raise
+            raise OverwriteError(f"{job.label}: {why}, so it must be run again, but {err}") from err
+        _write_record(folder, inputs)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LeakageWarning)  # the run said what the split lacks; not again
         warnings.simplefilter("ignore", StratificationWarning)
         leak = fold_leak(settings.data)
-    return FoldResult(job, metrics, leak, reused)
+    return FoldResult(job, metrics, leak, reused, why)
 
 
 #: the loggers of the package's own warning lines (children propagate to their parents' handlers, not filters)
 PACKAGE_LOGGERS = ("hsi", "hsi.data", "hsi.training")
 
 
+def _named(message: str, class_names: list[str] | None) -> str:
+    """A split's warning with its classes named as the scene names them (``class 3 (22 labeled`` ->
+    ``class 3 Corn (22 labeled``), as ``hsi train``'s per-class table names them."""
+    if not class_names:
+        return message
+
+    def name(match: re.Match[str]) -> str:
+        k = int(match.group(1))
+        return f"class {k} {class_names[k - 1]} (" if 1 <= k <= len(class_names) else match.group(0)
+
+    return re.sub(r"\bclass (\d+) \(", name, message)
+
+
 @contextlib.contextmanager
-def each_warning_once() -> Iterator[None]:
+def each_warning_once(class_names: list[str] | None = None) -> Iterator[None]:
     """Say each distinct warning of the fold runs once for the whole evaluation, not again in every fold.
 
     The package's warnings (the classes of :mod:`hsi.errors`) and its log lines (a scene
     header's contradiction, the registry's patch size) are about the data and the
-    options, which every fold shares: repeated, they buried the progress lines.
+    options, which every fold shares: repeated, they buried the progress lines. A
+    split's warning names its classes by ``class_names`` (the scene's, in label order).
     """
     import hsi.errors
 
@@ -220,11 +301,12 @@ def each_warning_once() -> Iterator[None]:
         show = warnings.showwarning
 
         def show_first_time(message: Any, category: type[Warning], *args: Any, **kwargs: Any) -> None:
-            key = (category, str(message))
+            text = _named(str(message), class_names) if issubclass(category, StratificationWarning) else message
+            key = (category, str(text))
             if issubclass(category, own) and key in seen:
                 return
             seen.add(key)
-            show(message, category, *args, **kwargs)
+            show(text, category, *args, **kwargs)
 
         warnings.showwarning = show_first_time
         loggers = [logging.getLogger(name) for name in PACKAGE_LOGGERS]
@@ -241,26 +323,71 @@ def progress_line(i: int, n: int, result: FoldResult) -> str:
     """``[3/15] ssnet seed 0 fold 3/5: OA 93.1 % AA 90.2 % kappa 0.921, leak 0 (12.3 s)``."""
     m = result.metrics
     when = "reused" if result.reused else f"{m['timing']['total_s']:.1f} s"
+    if result.redone is not None:
+        when += f"; run again: {result.redone}"
     return (f"[{i}/{n}] {result.job.label}: OA {100 * m['oa']:.1f} % AA {100 * m['aa']:.1f} % "
             f"kappa {m['kappa']:.3f}, leak {result.leak} ({when})")
 
 
 def check_config(config: EvaluationConfig) -> Path:
     """Every option checked before any work; returns the output folder (absolute)."""
+    return _check_config(config)[0]
+
+
+def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
+    """The output folder (absolute) and the scene's class names (:func:`check_enough_blocks`), every option checked
+    before any folder is made."""
     from hsi.classical import CLASSICAL_MODELS
     from hsi.data import HSIDataModule
     from hsi.evaluate.outputs import check_out, default_out
     from hsi.models.registry import list_models
     from hsi.training.options import RunOptions
 
-    if config.data.get("split", "block") != "block":
-        raise OptionError("split", config.data["split"], "block (hsi evaluate cross-validates over the blocks of the "
-                          "block split; --random adds a random-split column)")
+    check_split(config.data)
     check_models(config.options.model_names, [*list_models(), *CLASSICAL_MODELS])
-    probe = HSIDataModule(**FoldJob("probe", 0, config.n_folds, 0).data(config.data))  # checks, reads nothing
+    probe = HSIDataModule(**FoldJob("probe", 0, config.n_folds, 1).data(config.data))  # checks, reads nothing
     RunOptions(**config.run)
-    out = config.options.out or default_out(probe.source.name)
-    return check_out(out)
+    out = check_out(config.options.out or default_out(probe.source.name))
+    return out, check_enough_blocks(probe, config.n_folds)
+
+
+def check_enough_blocks(probe: Any, n_folds: int) -> list[str] | None:
+    """Refuse more folds than the scene has labelled blocks (:class:`OptionError` naming ``folds``), before any folder
+    is made; returns the scene's class names (None for a collection, whose scenes are judged by their own runs)."""
+    import numpy as np
+
+    from hsi.data.scene_source import SourceSpec, label_names, load_source
+    from hsi.errors import SplitError
+    from hsi.preprocess.split_blocks import block_folds
+
+    spec = probe.source
+    if not isinstance(spec, SourceSpec):
+        return None
+    if spec.kind == "files":
+        from hsi.io import read_labels
+
+        labels = read_labels(spec.labels_path, key=spec.labels_key)
+        names = label_names(spec.labels_path, spec.labels_key, sorted(int(v) for v in np.unique(labels[labels > 0])))
+    else:
+        src = load_source(spec)
+        labels, names = src.labels, list(src.class_names)
+    try:
+        block_folds(labels, block_size=int(probe.hparams.block_size), n_folds=n_folds, seed=0)
+    except SplitError as err:
+        raise OptionError("folds", n_folds, f"at most the number of labelled blocks ({err})") from err
+    return names
+
+
+def _remove_empty_folders(out: Path, created: bool) -> None:
+    """After a failure: the empty folders the evaluation made under ``out/runs`` (and ``out`` when it made it)."""
+    runs = out / "runs"
+    if runs.is_dir():
+        for folder in sorted((p for p in runs.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only when empty
+    for folder in (runs, out) if created else (runs,):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def run_evaluation(config: EvaluationConfig, log: Any = None) -> dict[str, Any]:
@@ -273,21 +400,26 @@ def run_evaluation(config: EvaluationConfig, log: Any = None) -> dict[str, Any]:
     from hsi.evaluate.outputs import write_outputs
 
     log = log or (lambda line: print(line, file=sys.stderr, flush=True))
-    out = check_config(config)
+    out, names = _check_config(config)
     opts = config.options
     if opts.random:
         log("warning: --random: the random-pixel split lets test pixels into training patches (see each run's "
             "leak); its column is for comparison with the literature only")
     jobs = plan(opts.model_names, opts.seeds, config.n_folds, opts.random)
+    inputs, created = scene_identity(config.data), not out.exists()
     started, results = time.perf_counter(), []
     try:
-        with each_warning_once():
+        with each_warning_once(names):
             for i, job in enumerate(jobs, start=1):
-                results.append(run_fold(job, config, out))
+                results.append(run_fold(job, config, out, inputs))
                 log(progress_line(i, len(jobs), results[-1]))
     except KeyboardInterrupt:
+        _remove_empty_folders(out, created)
         raise KeyboardInterrupt(f"evaluation stopped after {len(results)} of {len(jobs)} fold runs; the finished ones "
                                 f"are kept in {out / 'runs'}: run the same command again to resume") from None
+    except BaseException:
+        _remove_empty_folders(out, created)
+        raise
     board = leaderboard(results, config, time.perf_counter() - started)
     write_outputs(out, board, results)
     return {**board, "out": str(out)}

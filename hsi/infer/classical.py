@@ -98,4 +98,6 @@ def read_classical_run(path: str | Path) -> tuple[ClassicalNet, dict[str, Any], 
             "split); use the model.npz that `hsi train --model svm|rf` writes"
         )
     state = {**state, "patch_size": 1}  # the model reads the centre pixel alone: no neighbours, no padding
-    return ClassicalNet(model), state, dict(run.get("datamodule_hyper_parameters") or {})
+    from hsi.data.checkpoint import fold_counted_from_one
+
+    return ClassicalNet(model), state, fold_counted_from_one(dict(run.get("datamodule_hyper_parameters") or {}), state)

@@ -11,9 +11,15 @@ scenes in one process on its own device. A single large scene is still sharded b
 rows with ``devices > 1`` (:func:`hsi.infer.infer_scene`); every process then takes every
 scene in turn, as Lightning's ranks of one tile pass.
 
-Resuming: a scene whose folder holds a complete manifest of the same checkpoint, every
-file it lists matching its recorded size and SHA-256, is skipped; an interrupted scene
-left no committed outputs (the single-scene transaction) and is mapped again.
+Reuse: a scene is skipped only when its folder's manifest (``inference.json``) is complete,
+every file it lists still matches its recorded size and SHA-256, and its ``inputs`` record
+matches this run: the checkpoint's content (:func:`hsi._identity.file_identity`), the
+scene's files (cube, ENVI header, labels, pack; a collection entry's settings) and every
+option in :data:`OUTPUT_OPTIONS`. Otherwise the scene is mapped again and one line says why
+(which input or option changed, which output was edited or deleted); the folder's earlier
+outputs are the package's and are replaced, while a file hsi did not write there is never
+replaced (:class:`~hsi.errors.OverwriteError` naming the change). An interrupted scene left
+no committed outputs (the single-scene transaction) and is mapped again.
 
 The summary (``summary.json``, ``summary.md``) is written from the scenes' manifests and
 metrics once every scene is complete (by rank 0 after a barrier in a process group, else
@@ -25,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +39,14 @@ from typing import Any
 
 import numpy as np
 
-from hsi.errors import CollectionError
+from hsi.errors import CollectionError, OverwriteError
 
-__all__ = ["SUMMARY_FILES", "infer_scenes", "scene_complete", "shard_context"]
+__all__ = ["OUTPUT_OPTIONS", "SUMMARY_FILES", "infer_scenes", "reuse_check", "scene_inputs", "shard_context"]
 
 SUMMARY_FILES = ("summary.json", "summary.md")
+#: the InferOptions fields that change what a scene's folder holds; the others (batch_size, accelerator,
+#: devices, strategy, progress, overwrite) change how fast or where the same maps are made
+OUTPUT_OPTIONS = ("tile", "overlap", "blend", "tta", "probabilities", "format", "mask_unlabeled")
 
 
 @dataclass(frozen=True)
@@ -115,15 +125,85 @@ def _scene_input(item: _Item, union: list[str]) -> tuple[Any, np.ndarray | None]
     return cube, _in_union(src.labels, list(src.class_names), item.entry, union)
 
 
-def scene_complete(folder: Path, checkpoint: str) -> bool:
-    """True when ``folder`` holds a complete map of ``checkpoint``: manifest complete, every listed file intact."""
-    from hsi.infer.write import MANIFEST
-    from hsi.transaction import read_manifest, verify_manifest
+def _cube_files(path: str | Path) -> list[Path]:
+    """The files a cube path stands for: the file, and an ENVI cube's header or binary beside it."""
+    from hsi.io.envi import find_header, find_pair
 
-    data = read_manifest(folder, MANIFEST)
-    if data is None or data.get("status") != "complete" or data.get("checkpoint") != str(checkpoint):
-        return False
-    return not verify_manifest(folder, MANIFEST)
+    p = Path(path)
+    try:
+        if p.suffix.lower() == ".hdr":
+            return list(find_pair(p))
+        header = find_header(p)
+    except OSError:  # no header, no binary: the reader will say so
+        return [p]
+    return [p] if header is None else [p, header]
+
+
+def scene_inputs(checkpoint: Any, item: _Item, opts: Any) -> dict[str, Any]:
+    """What a scene's maps are made from: ``{"checkpoint", "scene", "options"}``, compared by :func:`reuse_check`.
+
+    ``checkpoint`` is the checkpoint's :func:`~hsi._identity.file_identity`; the scene is
+    its files' identities (cube with ENVI header, labels, pack) and, for a collection entry,
+    the entry's settings; a registry scene other than the synthetic one is loaded to learn
+    its files. ``options`` holds the fields of :data:`OUTPUT_OPTIONS`.
+    """
+    from hsi._identity import file_identity
+
+    entry = item.entry
+    if entry is None:
+        scene: dict[str, Any] = {"files": {str(p): file_identity(p) for p in _cube_files(item.cube)}}
+    elif entry.kind == "registry" and entry.scene != "synthetic":
+        from hsi.data.sources.load import load_entry
+
+        scene = {"entry": entry.to_dict(), "source": load_entry(entry).identity.get("source")}
+    else:
+        paths = [*(_cube_files(entry.cube) if entry.cube else []), *(Path(p) for p in (entry.labels, entry.pack) if p)]
+        scene = {"entry": entry.to_dict(), "files": {str(p): file_identity(p) for p in paths}}
+    values = {k: getattr(opts, k) for k in OUTPUT_OPTIONS}
+    return json.loads(json.dumps({"checkpoint": checkpoint, "scene": scene, "options": values}, default=str))
+
+
+def reuse_check(folder: Path, inputs: dict[str, Any]) -> tuple[bool, str | None]:
+    """``(complete, why)``: whether ``folder`` holds the finished maps of ``inputs``, and if not, why not.
+
+    ``why`` is None when there is nothing to reuse (no complete manifest: a new or interrupted
+    scene); otherwise it names the output that was edited or deleted, or the input or option
+    that changed since the folder was written.
+    """
+    from hsi.infer.write import MANIFEST
+    from hsi.transaction import finished_outputs
+
+    data, why = finished_outputs(folder, MANIFEST)
+    if data is None:
+        return False, why
+    changed = _changed_input(data.get("inputs"), inputs)
+    return changed is None, changed
+
+
+def _changed_input(recorded: Any, current: dict[str, Any]) -> str | None:
+    """The first input or option that differs from the record (None: the same)."""
+    from hsi._identity import identity_change
+
+    if not isinstance(recorded, dict):
+        return "its inference.json records no inputs (written by an older hsi)"
+    change = identity_change(recorded.get("checkpoint"), current["checkpoint"])
+    if change is not None:
+        return f"the checkpoint {current['checkpoint']['path']} changed ({change})"
+    old, new = recorded.get("scene") or {}, current["scene"]
+    if old.get("entry") != new.get("entry"):
+        return f"the collection entry changed ({old.get('entry')} -> {new.get('entry')})"
+    if old.get("source") != new.get("source"):
+        return "the registry scene's files changed"
+    old_files, new_files = old.get("files") or {}, new.get("files") or {}
+    for path, identity in new_files.items():
+        change = identity_change(old_files.get(path), identity)
+        if change is not None:
+            return f"the input {path} changed ({change})" if path in old_files else f"the input is now {path}"
+    for name in OUTPUT_OPTIONS:
+        was, now = (recorded.get("options") or {}).get(name), current["options"][name]
+        if was != now:
+            return f"the option {name} changed ({was!r} -> {now!r})"
+    return None
 
 
 def _collection_state(checkpoint: Any) -> dict[str, Any] | None:
@@ -151,17 +231,43 @@ def _scene_model(model: Any, state: dict[str, Any] | None, name: str) -> Any:
                                fit_per_scene=model.fit_per_scene and not own)
 
 
-def _map_one(model: Any, item: _Item, out: Path, opts: Any, union: list[str]) -> None:
+def _map_one(model: Any, item: _Item, out: Path, opts: Any, union: list[str]) -> Any:
     from hsi.infer.api import infer_scene
 
     entry = item.entry
     cube, truth = _scene_input(item, union)
-    infer_scene(model, cube, cube_key=getattr(entry, "cube_key", None), layout=getattr(entry, "layout", None),
-                labels=truth, out=out / item.name, options=opts)
+    return infer_scene(model, cube, cube_key=getattr(entry, "cube_key", None), layout=getattr(entry, "layout", None),
+                       labels=truth, out=out / item.name, options=opts)
+
+
+def _record_inputs(folder: Path, inputs: dict[str, Any]) -> None:
+    """Add ``inputs`` to the scene's freshly committed manifest (atomically; without it the scene is mapped again)."""
+    from hsi._atomic import write_bytes_atomic
+    from hsi.infer.write import MANIFEST
+    from hsi.transaction import read_manifest
+
+    data = read_manifest(folder, MANIFEST)
+    if data is not None:
+        write_bytes_atomic(folder / MANIFEST, (json.dumps({**data, "inputs": inputs}, indent=1) + "\n").encode())
+
+
+def _map_again(model: Any, item: _Item, out: Path, opts: Any, union: list[str], inputs: dict[str, Any],
+               why: str | None) -> None:
+    """Map one scene; a scene whose earlier maps are stale replaces them (files hsi did not write are refused)."""
+    if why is not None:
+        opts = dataclasses.replace(opts, overwrite=True)  # the earlier outputs are the package's: they go
+    try:
+        result = _map_one(model, item, out, opts, union)
+    except OverwriteError as err:
+        if why is None:
+            raise
+        raise OverwriteError(f"scene {item.name}: {why}, so it must be mapped again, but {err}") from err
+    if getattr(result, "rank", 0) == 0:
+        _record_inputs(out / item.name, inputs)
 
 
 def infer_scenes(checkpoint: str | Path, scenes: Any, out: str | Path, *, options: Any = None, rank: int | None = None,
-                 world_size: int | None = None, **kwargs: Any) -> dict[str, Any]:
+                 world_size: int | None = None, log: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Map every scene of ``scenes`` with ``checkpoint`` into ``out/<name>/``.
 
     Parameters
@@ -178,16 +284,21 @@ def infer_scenes(checkpoint: str | Path, scenes: Any, out: str | Path, *, option
         As for :func:`hsi.infer.infer_scene`; ``**kwargs`` override fields.
     rank, world_size : int, optional
         This process's share (default: :func:`shard_context`).
+    log : callable, optional
+        ``log(line)`` receives one line per scene mapped again and why (default: stderr).
 
     Returns
     -------
     dict
-        ``mapped`` and ``skipped`` (this rank's scene names), ``rank``, ``world_size`` and
+        ``mapped`` and ``skipped`` (this rank's scene names), ``redone`` (``{name: why}`` of
+        the mapped scenes whose earlier maps were stale), ``rank``, ``world_size`` and
         ``summary`` (the path, when this process wrote it).
     """
+    from hsi._identity import file_identity
     from hsi.infer.checkpoint import load_checkpoint
     from hsi.infer.options import InferOptions
 
+    log = log or (lambda line: print(line, file=sys.stderr, flush=True))
     opts = InferOptions.from_kwargs(options, **kwargs)
     items = _items(scenes)
     r, world = shard_context(rank, world_size)
@@ -195,19 +306,27 @@ def infer_scenes(checkpoint: str | Path, scenes: Any, out: str | Path, *, option
         r, world = 0, 1
     model = load_checkpoint(checkpoint)
     state = _collection_state(checkpoint)
+    ckpt = file_identity(model.source)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     _pick_device(opts)
-    mapped, skipped = [], []
+    mapped, skipped, redone, known = [], [], {}, {}
     for item in items[r::world]:
-        if scene_complete(out / item.name, model.source):
+        inputs = known[item.name] = scene_inputs(ckpt, item, opts)
+        complete, why = reuse_check(out / item.name, inputs)
+        if complete:
             skipped.append(item.name)
             continue
-        _map_one(_scene_model(model, state, item.name), item, out, opts, list(model.class_names))
+        if why is not None:
+            log(f"{item.name}: mapped again: {why}")
+            redone[item.name] = why
+        _map_again(_scene_model(model, state, item.name), item, out, opts, list(model.class_names), inputs, why)
         mapped.append(item.name)
     lightning_child = opts.devices > 1 and os.environ.get("LOCAL_RANK", "0") != "0"
-    summary = None if lightning_child else _finish(out, items, model.source, r)
-    return {"mapped": mapped, "skipped": skipped, "rank": r, "world_size": world, "summary": summary}
+    summary = None if lightning_child else _finish(out, items, model.source, r,
+                                                     lambda i: known.get(i.name) or scene_inputs(ckpt, i, opts))
+    return {"mapped": mapped, "skipped": skipped, "redone": redone, "rank": r, "world_size": world,
+            "summary": summary}
 
 
 def _pick_device(opts: Any) -> None:
@@ -219,15 +338,16 @@ def _pick_device(opts: Any) -> None:
         torch.cuda.set_device(int(local) % torch.cuda.device_count())
 
 
-def _finish(out: Path, items: Sequence[_Item], checkpoint: str, rank: int) -> Path | None:
-    """Write the summary when every scene is complete (rank 0 after a barrier in a process group)."""
+def _finish(out: Path, items: Sequence[_Item], checkpoint: str, rank: int, inputs_of: Any) -> Path | None:
+    """Write the summary when every scene is complete with this run's inputs (``inputs_of(item)``; rank 0 after a
+    barrier in a process group)."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
         dist.barrier()
         if rank != 0:
             return None
-    if not all(scene_complete(out / i.name, checkpoint) for i in items):
+    if not all(reuse_check(out / i.name, inputs_of(i))[0] for i in items):
         return None
     return write_summary(out, [i.name for i in items], checkpoint)
 

@@ -54,9 +54,12 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
     -------
     dict
         ``{"class_names", "test": scores or None, "labeled": scores}``; each scores dict has
-        ``oa``, ``aa``, ``kappa``, ``per_class``, ``support``, ``confusion``, ``pixels`` and
-        ``excluded_nodata`` (labelled pixels that are no-data, hence unclassified and not scored,
-        the rule training applies to its split).
+        ``oa``, ``aa``, ``kappa``, ``per_class`` and ``support`` (mappings of class name to
+        accuracy and to reference pixels, as in training's ``metrics.json``; the accuracy is None
+        for a class without reference pixels or, with ``trained``, without training pixels),
+        ``confusion`` (K x K, rows in ``class_names`` order), ``pixels`` and ``excluded_nodata``
+        (labelled pixels that are no-data, hence unclassified and not scored, the rule training
+        applies to its split).
     """
     from hsi.training.metrics import scores_from_confusion
 
@@ -68,8 +71,10 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
         unseen_pixels = int(cm[unseen].sum())
         cm[unseen] = 0
         out = scores_from_confusion(cm)
+        # keyed by class name, as training's metrics.json: None where the class has no scored pixel
+        out["per_class"] = dict(zip(class_names, (None if u else v for u, v in zip(unseen, out["per_class"]))))
+        out["support"] = dict(zip(class_names, out["support"]))
         if unseen.any():
-            out["per_class"] = [None if u else v for u, v in zip(unseen, out["per_class"])]
             out["unseen_pixels"] = unseen_pixels
         out["confusion"] = cm.tolist()
         out["pixels"] = int(cm.sum())

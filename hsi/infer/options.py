@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import typing
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from hsi._checks import check_int
+from hsi._checks import boolean, integer
+from hsi._combinations import infer_combinations
+from hsi._roles import check_declared
 from hsi.errors import OptionError
 
 __all__ = ["BLEND_MODES", "OUTPUT_FORMATS", "InferOptions"]
@@ -79,39 +81,26 @@ class InferOptions:
         package did not write are never replaced).
     """
 
-    tile: int = 256
-    overlap: int = 0
+    # each field's range check is the rule annotated beside its type (hsi._checks), its choices the Literal; what
+    # spans fields is hsi._combinations.infer_combinations (hsi infer applies both before importing torch)
+    tile: Annotated[int, integer(1)] = 256
+    overlap: Annotated[int, integer(0)] = 0
     blend: BlendMode = "gaussian"
-    tta: bool = False
-    batch_size: int = 512
+    tta: Annotated[bool, boolean] = False
+    batch_size: Annotated[int, integer(1)] = 512
     accelerator: Literal["auto", "cpu", "gpu", "cuda", "mps"] = "auto"
-    devices: int = 1
+    devices: Annotated[int, integer(1)] = 1
     strategy: Literal["auto", "ddp"] = "auto"
-    probabilities: bool = False
+    probabilities: Annotated[bool, boolean] = False
     format: tuple[OutputFormat, ...] = OUTPUT_FORMATS
-    mask_unlabeled: bool = False
-    progress: bool = True
-    overwrite: bool = False
+    mask_unlabeled: Annotated[bool, boolean] = False
+    progress: Annotated[bool, boolean] = True
+    overwrite: Annotated[bool, boolean] = False
 
     def __post_init__(self) -> None:
-        check_int("tile", self.tile, 1)
-        check_int("overlap", self.overlap, 0)
-        if self.overlap >= self.tile:
-            raise OptionError("overlap", self.overlap, f"an integer in [0, tile) with tile={self.tile}")
-        if self.blend not in BLEND_MODES:
-            raise OptionError("blend", self.blend, f"one of {', '.join(BLEND_MODES)}")
-        check_int("batch_size", self.batch_size, 1)
-        check_int("devices", self.devices, 1)
-        if self.strategy not in ("auto", "ddp"):
-            raise OptionError("strategy", self.strategy, "one of auto, ddp")
-        if self.devices > 1 and self.strategy != "ddp":
-            raise OptionError("devices", self.devices, "1 unless strategy='ddp'")
-        if self.accelerator not in ("auto", "cpu", "gpu", "cuda", "mps"):
-            raise OptionError("accelerator", self.accelerator, "one of auto, cpu, gpu, cuda, mps")
-        for name in ("tta", "probabilities", "mask_unlabeled", "progress", "overwrite"):
-            if not isinstance(getattr(self, name), bool):
-                raise OptionError(name, getattr(self, name), "True or False")
-        object.__setattr__(self, "format", _check_formats(self.format, self.probabilities))
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        check_declared(InferOptions, values)
+        object.__setattr__(self, "format", infer_combinations(values, OUTPUT_FORMATS))
 
     @classmethod
     def from_kwargs(cls, options: InferOptions | None = None, **kwargs: Any) -> InferOptions:
@@ -128,26 +117,3 @@ class InferOptions:
             raise OptionError(unknown[0], kwargs[unknown[0]], f"not an inference option; options are {', '.join(names)}")
         base = asdict(options) if options is not None else {}
         return cls(**{**base, **kwargs})
-
-
-def _check_formats(value: Any, probabilities: bool) -> tuple[str, ...]:
-    """``format`` as a tuple of distinct :data:`OUTPUT_FORMATS` in their order; "npy,envi" text is split.
-
-    Raises
-    ------
-    OptionError
-        An unknown or empty choice, or probabilities asked for with neither "npy" nor "gtiff".
-    """
-    words = value.split(",") if isinstance(value, str) else value
-    try:
-        chosen = [str(w).strip().lower() for w in words]
-    except TypeError:
-        chosen = [value]  # type: ignore[list-item]
-    allowed = f"one or more of {', '.join(OUTPUT_FORMATS)} (e.g. --format envi gtiff)"
-    if not chosen or any(w not in OUTPUT_FORMATS for w in chosen):
-        raise OptionError("format", value, allowed)
-    formats = tuple(f for f in OUTPUT_FORMATS if f in chosen)
-    if probabilities and not {"npy", "gtiff"} & set(formats):
-        raise OptionError("format", value, "npy or gtiff among them with probabilities=True (--probabilities): "
-                                           "the probabilities are written only as probabilities.npy / .tif")
-    return formats

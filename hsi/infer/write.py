@@ -9,8 +9,8 @@ the run has finished, the manifest last. Files:
   float32 (0 at no-data), ``probabilities.npy`` ``(H, W, K)`` float16 (optional);
 - ``"gtiff"``, each with the cube's CRS and transform: ``labels.tif`` (Cloud-Optimized GeoTIFF,
   nodata 0, colour table, class names as GDAL category names in ``labels.tif.aux.xml`` and as
-  a band tag), ``confidence.tif`` and ``probabilities.tif`` (float32, nodata NaN at no-data
-  pixels; one band per class, named);
+  a band tag), ``confidence.tif`` and ``probabilities.tif`` (float32 COGs with overviews, nodata
+  NaN at no-data pixels; named bands: :data:`CONFIDENCE_BAND`, one per class);
 - ``map.png`` (legend of class names, the scene's palette, ground-truth background dimmed
   or masked), ``false_color.png``, ``confidence.png``;
 - ``"envi"``: ``classification.img`` + ``.hdr`` (ENVI Classification with names and colours,
@@ -48,6 +48,9 @@ FORMAT_FILES = {"npy": ("labels.npy", "confidence.npy", "probabilities.npy"),
                 "envi": ("classification.img", "classification.hdr"),
                 "gtiff": ("labels.tif", "labels.tif.aux.xml", "confidence.tif", "probabilities.tif")}
 
+
+#: description of the one band of ``confidence.tif`` (``labels.tif``'s is "class")
+CONFIDENCE_BAND = "confidence (largest class probability)"
 
 #: carries rank 0's staging folder to the DDP ranks Lightning starts, so every rank maps the same files
 STAGING_ENV = "HSI_INFER_STAGING"
@@ -89,8 +92,8 @@ def check_space(folder: Path, shape: tuple[int, int], num_classes: int, probabil
     """The bytes the outputs need, checked free beside ``out``; returns them.
 
     The memory-mapped maps and the ENVI copy (:func:`hsi.infer.arrays.output_bytes`), plus,
-    with "gtiff" among ``formats``, the GeoTIFFs uncompressed (the class map twice: its
-    scratch copy and the COG).
+    with "gtiff" among ``formats``, the GeoTIFFs uncompressed and the largest of their
+    scratch copies (each is written, then copied as a COG, one file at a time).
 
     Raises
     ------
@@ -102,7 +105,8 @@ def check_space(folder: Path, shape: tuple[int, int], num_classes: int, probabil
     needed = output_bytes(shape, num_classes, probabilities, rgb)
     if "gtiff" in formats:
         pixels = int(shape[0]) * int(shape[1])
-        needed += pixels * (2 * label_dtype(num_classes).itemsize + 4 + (4 * num_classes if probabilities else 0))
+        per_file = [label_dtype(num_classes).itemsize, 4] + ([4 * num_classes] if probabilities else [])
+        needed += pixels * (sum(per_file) + max(per_file))
     transaction.require_free_space(_target(folder), needed, f"the {COMMAND} outputs of a {shape[0]} x {shape[1]} map")
     return needed
 
@@ -168,6 +172,8 @@ def write_folder(folder: Path, results: Any, *, class_names: list[str], palette:
     """
     from concurrent.futures import ThreadPoolExecutor
 
+    from hsi.viz import figure_name
+
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
         raise OptionError("format", unknown[0], f"one or more of {', '.join(FORMATS)}")
@@ -177,8 +183,9 @@ def write_folder(folder: Path, results: Any, *, class_names: list[str], palette:
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsi-infer-write") as pool:
         maps = pool.submit(_write_maps, folder, results, names, palette, georef, nodata, source_header, manifest,
                            formats)
-        _draw_previews(folder, results, class_names, palette, background, nodata, georef,
-                       f"{manifest.get('cube', 'scene')}: predicted classes", rgb_title)  # on error, the pool waits
+        title = f"{figure_name(manifest.get('cube', 'scene'))}: predicted classes"  # the file's name, not its folder
+        _draw_previews(folder, results, class_names, palette, background, nodata, georef, title,
+                       rgb_title)  # on error, the pool waits
         maps.result()  # the writer's error, if any
     if metrics is not None:
         write_bytes_atomic(folder / "metrics.json", _json_bytes(metrics))
@@ -234,7 +241,8 @@ def _write_gtiff(folder: Path, results: Any, names: list[str], palette: np.ndarr
     from hsi.io.geotiff_write import write_float_tif, write_label_cog
 
     write_label_cog(folder / "labels.tif", results.labels, names, palette, georef)
-    write_float_tif(folder / "confidence.tif", results.confidence, georef, nodata_mask=nodata)
+    write_float_tif(folder / "confidence.tif", results.confidence, georef, nodata_mask=nodata,
+                    band_names=(CONFIDENCE_BAND,))
     if results.probabilities is not None:
         write_float_tif(folder / "probabilities.tif", results.probabilities, georef, nodata_mask=nodata,
                         band_names=names[1:])

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from hsi.errors import OptionError, WavelengthError
+from hsi.errors import DataQualityWarning, OptionError, WavelengthError
 
 _TO_NM = {
     "nm": 1.0, "nanometer": 1.0, "nanometers": 1.0, "nanometre": 1.0, "nanometres": 1.0,
@@ -45,7 +45,8 @@ def to_nanometers(values, units: str | None, source: str) -> tuple[np.ndarray | 
         if arr.size and np.nanmax(np.abs(arr)) < 100:
             return arr * 1e3, "values < 100 taken as micrometres", 1e3
         return arr, "values >= 100 taken as nanometres", 1.0
-    warnings.warn(f"{source}: wavelength units {units!r} are not a length; wavelengths ignored", stacklevel=3)
+    warnings.warn(f"{source}: wavelength units {units!r} are not a length; wavelengths ignored", DataQualityWarning,
+                  stacklevel=3)
     return None, f"units {units!r} not convertible", None
 
 

@@ -135,6 +135,23 @@ def _is_hsi_gtiff(path: Path) -> bool:
         return False
 
 
+def _check_out_name(out: Path, to: str) -> None:
+    """Refuse an output name whose suffix says another format than ``to`` (before any work: it is read back by it)."""
+    from hsi.io.formats import BINARY_EXT, ENVI_EXT, ERDAS_EXT, GEOTIFF_EXT, HDF5_EXT, MAT_EXT
+
+    suffix = out.suffix.lower()
+    if to == "gtiff" and suffix not in GEOTIFF_EXT:
+        raise OptionError("out", str(out), "a .tif or .tiff file name with to='gtiff' (--to gtiff), so readers know it")
+    if to == "h5" and suffix not in HDF5_EXT:
+        raise OptionError("out", str(out), f"a file name ending in {'/'.join(sorted(HDF5_EXT))} with to='h5' "
+                                           f"(--to h5), so readers know it (a {suffix or 'name without suffix'} "
+                                           f"output would not be read back as HDF5)")
+    file_suffixes = HDF5_EXT | GEOTIFF_EXT | MAT_EXT | ENVI_EXT | ERDAS_EXT | BINARY_EXT | {".npy", ".npz"}
+    if to == "npy" and suffix in file_suffixes:
+        raise OptionError("out", str(out), f"a folder name with to='npy' (--to npy writes a folder of .npy files "
+                                           f"and meta.json); {suffix} names a file format")
+
+
 def _check_target(out: Path, to: str, overwrite: bool) -> None:
     """Refuse a target that exists (unless ``overwrite``) or that hsi did not write; clean leftovers beside it."""
     from hsi import transaction
@@ -142,8 +159,7 @@ def _check_target(out: Path, to: str, overwrite: bool) -> None:
     if to not in ("h5", "npy", "gtiff"):
         raise OptionError("to", to, "'h5' (one chunked HDF5 file), 'npy' (a folder of .npy files + meta.json) or "
                                     "'gtiff' (one tiled GeoTIFF)")
-    if to == "gtiff" and out.suffix.lower() not in (".tif", ".tiff"):
-        raise OptionError("out", str(out), "a .tif or .tiff file name with to='gtiff' (--to gtiff), so readers know it")
+    _check_out_name(out, to)
     if out.exists() and not overwrite:
         raise OverwriteError(f"{out}: already exists; pass overwrite=True (--overwrite) to replace it")
     if to == "npy":

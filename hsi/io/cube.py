@@ -59,6 +59,16 @@ class Cube:
     def n_bands(self) -> int:
         return int(self.data.shape[2])
 
+    def looks_like(self) -> str | None:
+        """Why this cube looks like a colour image rather than a hyperspectral cube, or None.
+
+        The rule of :func:`hsi.io.kind.colour_image_reason` (3 or 4 bands of 8-bit integers
+        without wavelengths); reading such a file also warns (:class:`hsi.errors.NotHyperspectralWarning`).
+        """
+        from hsi.io.kind import colour_image_reason
+
+        return colour_image_reason(self.meta, self.n_bands, self.wavelengths)
+
     def __repr__(self) -> str:
         wl = "None" if self.wavelengths is None else f"{self.wavelengths[0]:.1f}-{self.wavelengths[-1]:.1f} nm"
         return f"Cube(shape={self.shape}, wavelengths={wl}, source={self.meta.get('source')!r})"
@@ -105,7 +115,9 @@ def read_cube(
     Returns
     -------
     Cube with ``data`` (H, W, C) float32 (integer data is converted before any arithmetic;
-    ENVI ``data ignore value`` becomes NaN, counted in ``meta['n_ignored']``). NaN and
+    the file's no-data value -- ENVI ``data ignore value``, GeoTIFF nodata, HDF5 ``nodata`` -- and
+    the pixels a GeoTIFF mask band masks out (``meta['nodata_mask']``) become NaN, counted in
+    ``meta['n_ignored']``). NaN and
     infinite values are counted in ``meta['n_nonfinite']`` (values),
     ``meta['n_nonfinite_pixels']`` and ``meta['n_nonfinite_bands']``, and warned about
     (:class:`hsi.errors.DataQualityWarning`), as is a cube whose finite values are all equal.
@@ -141,7 +153,7 @@ def _warn_quality(data: np.ndarray, meta: dict, lo: float, hi: float) -> None:
     """Warn (:class:`DataQualityWarning`) about non-finite values and about a constant cube (finite range lo..hi)."""
     where = meta.get("source")
     if meta["n_nonfinite"]:
-        ignored = f", {meta['n_ignored']} of them from the data ignore value" if meta.get("n_ignored") else ""
+        ignored = f", {meta['n_ignored']} of them from the file's no-data value or mask" if meta.get("n_ignored") else ""
         warnings.warn(
             f"{where}: {meta['n_nonfinite']} NaN or infinite value(s){ignored} in {meta['n_nonfinite_pixels']} of "
             f"{data.shape[0] * data.shape[1]} pixels ({meta['n_nonfinite_bands']} bands); training leaves those "

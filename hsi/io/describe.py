@@ -4,8 +4,8 @@
 wavelengths, any scale applied, the units (kind, scale, where from), the band widths (fwhm),
 the georeference (CRS, transform) and nodata value,
 non-finite and negative counts, constant bands and
-per-band ranges; :func:`describe_labels` the class counts of a label map (and says when a
-2-D array looks like data rather than classes).
+per-band ranges; :func:`describe_labels` the class counts of a label map (a 2-D array that
+looks like data rather than classes is refused by :func:`hsi.io.read_labels` before).
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from typing import IO, Any
 
 import numpy as np
 
+from hsi.io.labels import MAX_CLASSES  # re-exported: the one limit read_labels applies
+
 __all__ = ["MAX_CLASSES", "describe_cube", "describe_fwhm", "describe_georef", "describe_labels", "describe_scale",
            "describe_units"]
 
 #: Per-class counts printed for at most this many classes.
 MAX_SHOWN = 30
-#: More distinct values than this suggest a 2-D data matrix (e.g. an unmixing ``Y``), not a label map.
-MAX_CLASSES = 255
 
 
 def _fmt(x: float) -> str:
@@ -140,6 +140,8 @@ def describe_cube(cube: Any, out: IO[str]) -> None:
     print(f"units: {describe_units(meta.get('units'))}", file=out)
     print(f"fwhm: {describe_fwhm(meta.get('fwhm'))}", file=out)
     describe_georef(meta.get("georef"), out, meta.get("ignore_value"), meta.get("georef_problem"))
+    if meta.get("nodata_mask"):
+        print(f"nodata mask: {meta['nodata_mask']} (masked pixels read as NaN, left out like nodata)", file=out)
     n_nan, n_inf = int(np.isnan(data).sum()), int(np.isinf(data).sum())
     print(f"NaN: {n_nan}  Inf: {n_inf}  (ignored values -> NaN: {meta.get('n_ignored', 0)})", file=out)
     with np.errstate(invalid="ignore"):
@@ -157,6 +159,3 @@ def describe_labels(labels: np.ndarray, out: IO[str], key: str | None = None) ->
     pairs = [f"{v}: {n}" for v, n in zip(values[:MAX_SHOWN].tolist(), counts[:MAX_SHOWN].tolist())]
     more = f", ... ({values.size - MAX_SHOWN} more)" if values.size > MAX_SHOWN else ""
     print("per class: " + ", ".join(pairs) + more, file=out)
-    if values.size > MAX_CLASSES:
-        print(f"warning: {values.size} distinct values is too many for a label map; this 2-D array is "
-              f"probably data (e.g. a bands x pixels matrix), not classes", file=out)

@@ -54,7 +54,7 @@ def _same_name(a: str, b: str) -> bool:
     return a.strip("/") == b.strip("/")
 
 
-def _has_ndim(shape: tuple[int, ...], ndim: int) -> bool:
+def has_ndim(shape: tuple[int, ...], ndim: int) -> bool:
     """``ndim`` axes longer than 1; a label map (ndim 2) may carry extra singleton axes ((H, W, 1))."""
     if ndim == 2:
         return len(shape) <= 3 and sum(s > 1 for s in shape) == 2
@@ -80,7 +80,7 @@ def choose(
             if _same_name(info.name, key):
                 return info
         raise VariableKeyError(f"{source}: key {key!r} not found; available keys: {describe(infos)}")
-    candidates = [i for i in infos if i.numeric and _has_ndim(i.shape, ndim)]
+    candidates = [i for i in infos if i.numeric and has_ndim(i.shape, ndim)]
     if len(candidates) > 1 and prefer is not None:
         preferred = [i for i in candidates if prefer(i)]
         if preferred:
@@ -91,6 +91,11 @@ def choose(
         raise VariableKeyError(
             f"{source}: {len(candidates)} candidate {what}s: {describe(candidates)}; pass key= to choose one"
         )
+    if ndim == 3:
+        single = [i for i in infos if i.numeric and len(i.shape) == 3 and has_ndim(i.shape, 2)]
+        hint = f"; {describe(single)} has a single band: a label map (read_labels), not a cube" if single else ""
+        raise CubeFormatError(f"{source}: no 3-D numeric array with every axis longer than 1 found (expected a "
+                              f"{what}); arrays present: {describe(infos)}{hint}")
     raise CubeFormatError(
         f"{source}: no {ndim}-D numeric array found (expected a {what}); arrays present: {describe(infos)}"
     )

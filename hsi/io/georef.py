@@ -23,15 +23,18 @@ from typing import Any, Literal, Mapping
 
 from hsi.errors import DataQualityWarning, GeoRefError, OptionError
 
-__all__ = ["GEOREF_POLICIES", "GeoRef", "check_policy", "check_same_grid", "check_usable", "from_envi", "from_h5_attrs",
-           "quiet_gdal"]
+__all__ = ["GEOREF_POLICIES", "IGNORE_HINT", "GeoRef", "check_policy", "check_same_grid", "check_usable", "from_envi",
+           "from_h5_attrs", "quiet_gdal"]
 
 #: how readers treat a georeference: "check" refuses broken ones, "ignore" reads none at all
 GEOREF_POLICIES = ("check", "ignore")
 GeorefPolicy = Literal["check", "ignore"]
 #: HDF5 attribute names of a georeference (on the cube dataset)
 H5_ATTRS = ("crs", "transform", "pixel_is")
-_IGNORE_HINT = "or read without georeferencing (ignore_georef=True, --ignore-georef)"
+#: how to read without the georeference, in each place that can: the readers, the DataModule and
+#: infer_scene, and the commands that have the option (hsi convert has none)
+IGNORE_HINT = ("or read without georeferencing (read_cube(..., georef=\"ignore\"); ignore_georef=True for "
+               "HSIDataModule and infer_scene; --ignore-georef for hsi train, infer, evaluate and inspect)")
 
 
 def check_policy(policy: str) -> str:
@@ -254,7 +257,7 @@ def _parse_wkt(text: Any, where: str) -> str | None:
             return CRS.from_wkt(str(text).strip().removeprefix("{").removesuffix("}")).to_wkt()
     except (CRSError, ValueError) as err:
         raise GeoRefError(f"{where}: 'coordinate system string' is not a CRS that GDAL reads ({err}); "
-                          f"fix or remove it, {_IGNORE_HINT}") from err
+                          f"fix or remove it, {IGNORE_HINT}") from err
 
 
 def from_envi(fields: Mapping[str, Any], where: str) -> GeoRef | None:
@@ -282,11 +285,11 @@ def from_envi(fields: Mapping[str, Any], where: str) -> GeoRef | None:
         ref_x, ref_y, easting, northing, size_x, size_y = (float(v) for v in named[1:7])
     except ValueError as err:
         raise GeoRefError(f"{where}: 'map info' = {raw!r} does not hold reference pixel, coordinates and pixel size "
-                          f"as numbers ({err}); {_IGNORE_HINT}") from err
+                          f"as numbers ({err}); {IGNORE_HINT}") from err
     rotation = float(options.get("rotation", "0").strip() or 0)
     if rotation != 0:
         raise GeoRefError(f"{where}: 'map info' has rotation={rotation:g}; only north-up grids are supported "
-                          f"(resample the image north-up first, e.g. gdalwarp), {_IGNORE_HINT}")
+                          f"(resample the image north-up first, e.g. gdalwarp), {IGNORE_HINT}")
     from_map = _map_info_crs(named, where)
     from_string = _parse_wkt(fields.get("coordinate system string"), where)
     if from_map is not None and from_string is not None and not _same_crs(from_map, from_string):
@@ -297,7 +300,7 @@ def from_envi(fields: Mapping[str, Any], where: str) -> GeoRef | None:
     crs = from_map or from_string
     if crs is None:
         raise GeoRefError(f"{where}: 'map info' names projection {named[0]!r} but hsi cannot tell its CRS (no "
-                          f"'coordinate system string'); add one, {_IGNORE_HINT}")
+                          f"'coordinate system string'); add one, {IGNORE_HINT}")
     transform = (size_x, 0.0, easting - (ref_x - 1) * size_x, 0.0, -size_y, northing + (ref_y - 1) * size_y)
     return GeoRef(crs, transform)
 
@@ -317,7 +320,7 @@ def from_h5_attrs(attrs: Mapping[str, Any], where: str) -> GeoRef | None:
     values = np.asarray(attrs["transform"]).ravel()
     if values.size != 6 or values.dtype.kind not in "iuf":
         raise GeoRefError(f"{where}: attribute 'transform' must be 6 numbers (a, b, c, d, e, f); found "
-                          f"{values.dtype} {values.shape}; {_IGNORE_HINT}")
+                          f"{values.dtype} {values.shape}; {IGNORE_HINT}")
     crs = attrs.get("crs", "")
     crs = crs.decode() if isinstance(crs, bytes) else str(crs)
     pixel_is = attrs.get("pixel_is", "area")
@@ -332,10 +335,10 @@ def check_usable(georef: GeoRef | None, where: str) -> GeoRef | None:
         return None
     if georef.crs is None:
         raise GeoRefError(f"{where}: a map transform {georef.transform} but no CRS: the coordinates mean nothing "
-                          f"without one; add the CRS, {_IGNORE_HINT}")
+                          f"without one; add the CRS, {IGNORE_HINT}")
     if georef.rotated:
         raise GeoRefError(f"{where}: a rotated or sheared grid (transform {georef.transform}); only north-up grids "
-                          f"(b = d = 0) are supported; warp it north-up first (gdalwarp), {_IGNORE_HINT}")
+                          f"(b = d = 0) are supported; warp it north-up first (gdalwarp), {IGNORE_HINT}")
     return georef
 
 
@@ -345,5 +348,5 @@ def check_same_grid(cube: GeoRef | None, labels: GeoRef | None, cube_name: str, 
         return
     raise GeoRefError(
         f"labels {labels_name} ({labels.describe()}) lie on another grid than cube {cube_name} ({cube.describe()}); "
-        f"resample the labels onto the cube's grid (e.g. gdalwarp -tr/-te with nearest), {_IGNORE_HINT}"
+        f"resample the labels onto the cube's grid (e.g. gdalwarp -tr/-te with nearest), {IGNORE_HINT}"
     )

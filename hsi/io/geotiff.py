@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from hsi.errors import CubeFormatError, DataQualityWarning, GeoRefError
-from hsi.io.georef import GeoRef, quiet_gdal, check_policy, check_usable
+from hsi.io.georef import IGNORE_HINT, GeoRef, check_policy, check_usable, quiet_gdal
 from hsi.io.source import RawSource
 
-__all__ = ["GeoTiffBands", "geotiff_info", "open_geotiff", "read_geotiff_georef", "read_label_band"]
+__all__ = ["GeoTiffBands", "declares_classes", "geotiff_info", "open_geotiff", "read_geotiff_georef", "read_label_band"]
 
 _IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 #: the first 4 bytes of classic and BigTIFF files, little- and big-endian
@@ -53,6 +53,27 @@ class GeoTiffBands:
         self.path = path
         self.shape = (int(dataset.height), int(dataset.width), int(dataset.count))
         self.dtype = np.dtype(dataset.dtypes[0])
+        self.mask_bands, self.mask_kind = _mask_bands(dataset)
+
+    def invalid(self, rows: slice, cols: slice) -> np.ndarray:
+        """(h, w) bool: the pixels of the window that the file's mask band (or alpha band) marks invalid.
+
+        A pixel is invalid when the mask of any band says so (all False without a mask band).
+        """
+        from rasterio.errors import RasterioError
+        from rasterio.windows import Window
+
+        (r0, r1, _), (c0, c1, _) = (sl.indices(n) for sl, n in zip((rows, cols), self.shape[:2]))
+        if not self.mask_bands:
+            return np.zeros((max(r1 - r0, 0), max(c1 - c0, 0)), dtype=bool)
+        try:
+            with quiet_gdal():
+                masks = self.dataset.read_masks(self.mask_bands, window=Window(c0, r0, c1 - c0, r1 - r0))
+        except (RasterioError, OSError, ValueError) as err:
+            raise CubeFormatError(f"{self.path}: could not read the {self.mask_kind} for rows {r0}:{r1}, cols "
+                                  f"{c0}:{c1} ({type(err).__name__}: {err}); the file may be truncated or "
+                                  f"corrupt") from err
+        return (masks == 0).any(axis=0)
 
     def __getitem__(self, index: Any) -> np.ndarray:
         from rasterio.errors import RasterioError
@@ -112,6 +133,27 @@ def _open(path: Path) -> Any:
     except (RasterioError, OSError) as err:
         raise CubeFormatError(f"{path}: not a readable GeoTIFF ({type(err).__name__}: {err}); the file is "
                               f"corrupt, truncated or not a TIFF") from err
+
+
+def _mask_bands(dataset: Any) -> tuple[list[int], str | None]:
+    """``(bands, what)``: the bands whose validity a mask band or an alpha band gives, and which kind of mask.
+
+    GDAL's mask flags per band: ``all_valid`` (no mask) and ``nodata`` (the nodata value,
+    handled as such) need nothing more; ``per_dataset`` (an internal or ``.msk`` mask band
+    shared by all bands), ``alpha`` and a band's own mask band mark pixels invalid.
+    """
+    from rasterio.enums import MaskFlags
+
+    bands, kinds = [], set()
+    for band, flags in zip(dataset.indexes, dataset.mask_flag_enums):
+        if MaskFlags.all_valid in flags or MaskFlags.nodata in flags:
+            continue
+        bands.append(band)
+        kinds.add("alpha band" if MaskFlags.alpha in flags else "mask band")
+    if not bands:
+        return [], None
+    return ([bands[0]] if len(bands) == dataset.count and all(
+        MaskFlags.per_dataset in f for f in dataset.mask_flag_enums) else bands), " and ".join(sorted(kinds))
 
 
 def _band_dtype(dataset: Any, path: Path) -> np.dtype:
@@ -238,15 +280,33 @@ def _from_band_tags(dataset: Any, path: Path) -> tuple | None:
     return values, "um", "GDAL band metadata IMAGERY/CENTRAL_WAVELENGTH_UM", fwhm
 
 
-def _from_descriptions(dataset: Any) -> tuple | None:
-    """Wavelengths (nm) when every band description holds a number with nm/µm units."""
-    values = []
-    for text in dataset.descriptions:
+def _bands_list(bands: list[int]) -> str:
+    """``"band 7"`` / ``"bands 3, 9"`` (1-based, as GDAL numbers them), the first 10 of a long list."""
+    shown = ", ".join(str(b) for b in bands[:10]) + (f", ... ({len(bands) - 10} more)" if len(bands) > 10 else "")
+    return f"band{'s' if len(bands) > 1 else ''} {shown}"
+
+
+def _from_descriptions(dataset: Any, path: Path) -> tuple | None:
+    """Wavelengths (nm) when every band description holds a number with nm/µm units.
+
+    When only some do, none is used (wavelengths must cover every band) and a
+    :class:`DataQualityWarning` says how many had one and which bands did not.
+    """
+    values, missing = [], []
+    for band, text in enumerate(dataset.descriptions, start=1):
         match = _DESCRIPTION_WAVELENGTH.search(text or "")
         if match is None:
-            return None
+            missing.append(band)
+            continue
         number, unit = float(match.group(1)), match.group(2).lower()
         values.append(number if unit.startswith("n") else number * 1e3)
+    if missing and values:
+        warnings.warn(f"{path}: band descriptions give wavelengths for {len(values)} of {dataset.count} bands; "
+                      f"{_bands_list(missing)} without one, so no wavelength is used from them (the cube is read "
+                      f"without wavelengths; describe every band, e.g. 'Band 1 (450 nm)')", DataQualityWarning,
+                      stacklevel=4)
+    if missing:
+        return None
     return np.array(values, dtype=np.float64), "nm", "band descriptions", None
 
 
@@ -305,8 +365,7 @@ def read_geotiff_georef(dataset: Any, where: str) -> GeoRef | None:
     if dataset.crs is None and transform == _IDENTITY:
         if dataset.gcps[0] or dataset.rpcs is not None:
             raise GeoRefError(f"{where}: georeferenced by ground control points or RPCs only, which is not "
-                              f"supported; expected an affine transform (warp it first: gdalwarp), or read "
-                              f"without georeferencing (ignore_georef=True, --ignore-georef)")
+                              f"supported; expected an affine transform (warp it first: gdalwarp), {IGNORE_HINT}")
         return None
     pixel_is = "point" if str(dataset.tags().get("AREA_OR_POINT", "Area")).lower() == "point" else "area"
     crs = None if dataset.crs is None else dataset.crs.to_wkt()
@@ -337,15 +396,17 @@ def open_geotiff(path: Path, georef: str = "check") -> RawSource:
         nodata = _nodata(dataset, path, dtype)
         band_scale, band_offset = _band_scaling(dataset, path)
         geo = None if georef == "ignore" else read_geotiff_georef(dataset, str(path))
-        values, units, origin, fwhm = _from_band_tags(dataset, path) or _from_descriptions(dataset) \
+        values, units, origin, fwhm = _from_band_tags(dataset, path) or _from_descriptions(dataset, path) \
             or _from_header(path) or (None, None, None, None)
         data_units, data_units_origin = _data_units(dataset)
+        bands = GeoTiffBands(dataset, path)
         return RawSource(
-            path, "geotiff", GeoTiffBands(dataset, path), layout="HWC",
+            path, "geotiff", bands, layout="HWC", invalid=bands.invalid if bands.mask_bands else None,
             wavelengths=values, wavelength_units=units, wavelength_source=origin, fwhm=fwhm,
             ignore_value=nodata, band_scale=band_scale, band_offset=band_offset,
             data_units=data_units, data_units_origin=data_units_origin, scaling_origin="GDAL band scale/offset",
             extra={"georef": geo, "driver": dataset.driver, "nodata": nodata,
+                   "nodata_mask": None if bands.mask_kind is None else f"the file's {bands.mask_kind}",
                    "band_descriptions": list(dataset.descriptions)},
             closer=dataset.close,
         )
@@ -356,21 +417,23 @@ def open_geotiff(path: Path, georef: str = "check") -> RawSource:
 
 def geotiff_info(path: Path, georef: str = "check") -> dict[str, Any]:
     """Facts of a GeoTIFF without reading pixels: ``shape`` ((H, W) for one band, else (H, W, C)),
-    ``dtype``, ``count``, ``nodata`` and ``georef`` (None with ``georef="ignore"``)."""
+    ``dtype``, ``count``, ``nodata``, ``mask`` (the kind of mask band, "mask band" or "alpha band",
+    or None), ``class_map`` (:func:`declares_classes`) and ``georef`` (None with ``georef="ignore"``)."""
     check_policy(georef)
     dataset = _open(path)
     try:
         dtype = _band_dtype(dataset, path)
         shape = (dataset.height, dataset.width) + (() if dataset.count == 1 else (dataset.count,))
         return {"shape": tuple(int(s) for s in shape), "dtype": dtype.name, "count": int(dataset.count),
-                "nodata": _nodata(dataset, path, dtype),
+                "nodata": _nodata(dataset, path, dtype), "mask": _mask_bands(dataset)[1],
+                "class_map": declares_classes(dataset),
                 "georef": None if georef == "ignore" else read_geotiff_georef(dataset, str(path))}
     finally:
         dataset.close()
 
 
 def read_label_band(path: Path) -> np.ndarray:
-    """The one band of a label GeoTIFF as (H, W), its nodata pixels set to 0 (unlabeled).
+    """The one band of a label GeoTIFF as (H, W), its nodata and masked pixels set to 0 (unlabeled).
 
     No georeference is read (see :func:`geotiff_info`); values are checked by the caller
     (:func:`hsi.io.labels.to_label_map`).
@@ -387,10 +450,33 @@ def read_label_band(path: Path) -> np.ndarray:
                                   f"(read a cube with read_cube)")
         dtype = _band_dtype(dataset, path)
         nodata = _nodata(dataset, path, dtype)
-        band = GeoTiffBands(dataset, path)[:, :, :][..., 0]
+        bands = GeoTiffBands(dataset, path)
+        band = bands[:, :, :][..., 0]
+        masked = bands.invalid(slice(None), slice(None))
     finally:
         dataset.close()
-    if nodata is not None:
+    if nodata is not None or masked.any():
         band = band.copy()
-        band[np.isnan(band) if np.isnan(nodata) else band == nodata] = 0
+        if nodata is not None:
+            band[np.isnan(band) if np.isnan(nodata) else band == nodata] = 0
+        band[masked] = 0
     return band
+
+
+def declares_classes(dataset: Any) -> bool:
+    """Whether a single-band GeoTIFF says it is a class map: a colour table, or hsi's map tag.
+
+    ``hsi infer`` writes both (:func:`hsi.io.geotiff_write.write_label_cog`); GDAL's
+    ``gdal_translate``/QGIS keep the colour table. Such a file is read as labels up to the
+    most classes its dtype holds (:func:`hsi.io.labels.read_labels`).
+    """
+    from hsi.io.geotiff_write import FORMAT_TAG
+
+    if dataset.count != 1:
+        return False
+    if dataset.tags().get(FORMAT_TAG) == "hsi-labels":
+        return True
+    try:
+        return bool(dataset.colormap(1))
+    except ValueError:  # rasterio: "NULL color table" when there is none
+        return False

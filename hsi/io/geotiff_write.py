@@ -7,7 +7,8 @@
   no tag for them, and rasterio no API), and as the band tag ``class_names`` (JSON) inside
   the file, so they travel with the ``.tif`` alone. :func:`read_label_classes` reads both back.
 - :func:`write_float_tif`: float32 maps (``confidence.tif``, ``probabilities.tif`` with one
-  band per class), tiled and deflated, nodata NaN.
+  band per class), named bands, nodata NaN, as COGs with averaged overviews: the class map's
+  layout, through the same copy (:func:`_copy_as_cog`).
 - :func:`write_cube_gtiff`: a cube ``H x W x C`` as a tiled, deflated, pixel-interleaved
   GeoTIFF written block of rows by block of rows (a cube larger than memory never is in
   memory), with the GDAL band metadata ``wavelength`` / ``wavelength_units`` that GDAL's ENVI
@@ -242,7 +243,6 @@ def write_label_cog(path: str | Path, labels: Any, class_names: Sequence[str], p
         The disk filled up (nothing is left behind).
     """
     import rasterio
-    import rasterio.shutil
 
     path = Path(path)
     labels = labels if isinstance(labels, np.ndarray) else np.asarray(labels)
@@ -262,16 +262,33 @@ def write_label_cog(path: str | Path, labels: Any, class_names: Sequence[str], p
         if top >= len(names):
             raise ShapeMismatchError(f"write_label_cog: label ids reach {top} but there are {len(names)} "
                                      f"class names (ids 0..{len(names) - 1})")
-        with atomic_path(path, suffix=".tif") as tmp, _gdal_write(path, "the class map"), \
-                rasterio.Env(GDAL_CACHEMAX=COG_CACHE_MB):
-            rasterio.shutil.copy(scratch, tmp, driver="COG", COMPRESS="DEFLATE", LEVEL=DEFLATE_LEVEL, BLOCKSIZE=block,
-                                 OVERVIEWS="IGNORE_EXISTING", OVERVIEW_RESAMPLING="NEAREST",
-                                 OVERVIEW_COUNT=_overview_count(shape, block), BIGTIFF="IF_SAFER")
-            _remove(Path(f"{tmp}.aux.xml"))  # the sidecar is ours, named after the final file
-            write_bytes_atomic(Path(f"{path}.aux.xml"), _pam_xml(names, colours))
+        _copy_as_cog(scratch, path, "the class map", shape, block, "NEAREST", "NO",
+                     after=lambda: write_bytes_atomic(Path(f"{path}.aux.xml"), _pam_xml(names, colours)))
     finally:
         _remove(scratch)
     return path
+
+
+def _copy_as_cog(scratch: Path, path: Path, what: str, shape: tuple[int, int], block: int, resampling: str,
+                 predictor: str, after: Callable[[], Any] | None = None) -> None:
+    """Copy the GeoTIFF ``scratch`` to ``path`` as a COG with overviews (:func:`_overview_count`), atomically.
+
+    Every map file with overviews goes through here, so they all have the same layout: the
+    class map (``resampling`` NEAREST: no class is averaged into another) and the float maps
+    (AVERAGE), with GDAL's COG ``predictor`` ("NO", or "YES": the floating-point predictor of a
+    float map). Band descriptions, tags and nodata are carried over by the copy. ``after`` runs
+    once the copy is complete, before it is renamed into place (the class map's sidecar).
+    """
+    import rasterio
+    import rasterio.shutil
+
+    with atomic_path(path, suffix=".tif") as tmp, _gdal_write(path, what), rasterio.Env(GDAL_CACHEMAX=COG_CACHE_MB):
+        rasterio.shutil.copy(scratch, tmp, driver="COG", COMPRESS="DEFLATE", LEVEL=DEFLATE_LEVEL, BLOCKSIZE=block,
+                             OVERVIEWS="IGNORE_EXISTING", OVERVIEW_RESAMPLING=resampling,
+                             OVERVIEW_COUNT=_overview_count(shape, block), PREDICTOR=predictor, BIGTIFF="IF_SAFER")
+        _remove(Path(f"{tmp}.aux.xml"))  # a sidecar GDAL left is named after the temporary file
+        if after is not None:
+            after()
 
 
 def _write_label_rows(dst: Any, labels: np.ndarray, dtype: np.dtype, block: int, n_names: int) -> int:
@@ -348,7 +365,10 @@ def read_label_classes(path: str | Path) -> tuple[list[str], np.ndarray]:
 def write_float_tif(path: str | Path, array: Any, georef: Any = None, *, nodata: float = float("nan"),
                     nodata_mask: Any = None, band_names: Sequence[str] | None = None,
                     block: int = FLOAT_BLOCK) -> Path:
-    """Write an ``(H, W)`` or ``(H, W, K)`` map as a float32 tiled, deflated GeoTIFF, atomically.
+    """Write an ``(H, W)`` or ``(H, W, K)`` map as a float32 Cloud-Optimized GeoTIFF, atomically.
+
+    Tiled and deflated (floating-point predictor), with overviews averaged from the full
+    resolution (NaN nodata left out), as :func:`write_label_cog` lays out the class map.
 
     Parameters
     ----------
@@ -374,7 +394,6 @@ def write_float_tif(path: str | Path, array: Any, georef: Any = None, *, nodata:
         ``path``.
     """
     import rasterio
-    from rasterio.windows import Window
 
     path = Path(path)
     data = array if isinstance(array, np.ndarray) else np.asarray(array)
@@ -386,23 +405,35 @@ def write_float_tif(path: str | Path, array: Any, georef: Any = None, *, nodata:
         raise ShapeMismatchError(f"write_float_tif: nodata_mask {np.shape(nodata_mask)} for a map of {shape}")
     if band_names is not None and len(band_names) != count:
         raise ShapeMismatchError(f"write_float_tif: {len(band_names)} band names for {count} band(s)")
-    with atomic_path(path, suffix=".tif") as tmp, _gdal_write(path, "the map"):
-        profile = {**_profile(georef, shape, count, np.dtype(np.float32), block), "nodata": nodata}
-        with rasterio.open(tmp, "w", **profile) as dst:
-            strips = list(_row_blocks(shape[0], shape[1] * count * 4, block))
-            buffer = np.empty((max((r.stop - r.start for r in strips), default=0), shape[1], count), dtype=np.float32)
-            for rows in strips:  # one buffer for every strip: the next copy never lives beside the last
-                part = buffer[: rows.stop - rows.start]
-                np.copyto(part, data[rows].reshape(part.shape), casting="unsafe")
-                if nodata_mask is not None:
-                    part[np.asarray(nodata_mask[rows], dtype=bool)] = nodata
-                dst.write(np.moveaxis(part, -1, 0), window=Window(0, rows.start, shape[1], part.shape[0]))
-                release_mapped(data, (rows.start, rows.stop))
-            for band, name in enumerate(band_names or (), start=1):
-                dst.set_band_description(band, str(name))
-            dst.update_tags(**_area_or_point(georef), **{FORMAT_TAG: "hsi-map"})
-        _remove(Path(f"{tmp}.aux.xml"))
+    scratch = _scratch(path, ".src.tif")
+    try:
+        with _gdal_write(path, "the map"):
+            profile = {**_profile(georef, shape, count, np.dtype(np.float32), block), "nodata": nodata}
+            with rasterio.open(scratch, "w", **profile) as dst:
+                _write_float_rows(dst, data, shape, count, nodata, nodata_mask, block)
+                for band, name in enumerate(band_names or (), start=1):
+                    dst.set_band_description(band, str(name))
+                dst.update_tags(**_area_or_point(georef), **{FORMAT_TAG: "hsi-map"})
+        _copy_as_cog(scratch, path, "the map", shape, block, "AVERAGE", "YES")
+    finally:
+        _remove(scratch)
     return path
+
+
+def _write_float_rows(dst: Any, data: np.ndarray, shape: tuple[int, int], count: int, nodata: float,
+                      nodata_mask: Any, block: int) -> None:
+    """Copy ``data`` into ``dst`` in blocks of rows through one float32 buffer, ``nodata`` at ``nodata_mask``."""
+    from rasterio.windows import Window
+
+    strips = list(_row_blocks(shape[0], shape[1] * count * 4, block))
+    buffer = np.empty((max((r.stop - r.start for r in strips), default=0), shape[1], count), dtype=np.float32)
+    for rows in strips:  # one buffer for every strip: the next copy never lives beside the last
+        part = buffer[: rows.stop - rows.start]
+        np.copyto(part, data[rows].reshape(part.shape), casting="unsafe")
+        if nodata_mask is not None:
+            part[np.asarray(nodata_mask[rows], dtype=bool)] = nodata
+        dst.write(np.moveaxis(part, -1, 0), window=Window(0, rows.start, shape[1], part.shape[0]))
+        release_mapped(data, (rows.start, rows.stop))
 
 
 # ---------------------------------------------------------------- cubes

@@ -17,7 +17,9 @@ def _integer_like(info: ArrayInfo) -> bool:
 
 
 #: More distinct classes than this and an array is refused as a label map (a data matrix,
-#: a band, a mis-keyed variable); ``read_labels(max_classes=...)`` raises the limit.
+#: a band, a mis-keyed variable); ``read_labels(max_classes=...)`` raises the limit, and a
+#: GeoTIFF that declares itself a class map (:func:`hsi.io.geotiff.declares_classes`) is
+#: read up to the most classes its dtype holds (65535 for the uint16 maps of ``hsi infer``).
 MAX_CLASSES = 255
 
 
@@ -67,7 +69,9 @@ def _check_values(labels: np.ndarray, source: str, max_classes: int) -> None:
         raise CubeFormatError(
             f"{source}: {n_classes} distinct label values in a {labels.shape[0]} x {labels.shape[1]} array, more "
             f"than max_classes={max_classes}; this looks like data (a band or a data matrix), not a label map. "
-            f"Check the file and key, or pass max_classes= if it really has that many classes"
+            f"Check the file and key; if it really has that many classes, store it as a GeoTIFF class map with a "
+            f"colour table (as hsi infer writes its maps), which is read up to its dtype's range, or call "
+            f"read_labels(..., max_classes=N) from Python"
         )
 
 
@@ -99,7 +103,7 @@ def to_label_map(array: np.ndarray, source: str, max_classes: int = MAX_CLASSES)
     return labels
 
 
-def read_labels(path: str | Path, key: str | None = None, *, max_classes: int = MAX_CLASSES) -> np.ndarray:
+def read_labels(path: str | Path, key: str | None = None, *, max_classes: int | None = None) -> np.ndarray:
     """Read a label map as (H, W) int64, 0 = unlabeled.
 
     Formats as :func:`hsi.io.read_cube`. With ``key=None`` the only 2-D array is chosen
@@ -114,8 +118,11 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int = 
         The file.
     key : str or None
         Variable / dataset name; None = discover.
-    max_classes : int
+    max_classes : int or None
         An array with more distinct positive values is refused (it is data, not labels).
+        None: :data:`MAX_CLASSES` (255), or for a GeoTIFF that declares itself a class map
+        (a colour table or hsi's map tag, as ``hsi infer`` writes) the largest value of its
+        dtype (65535 for uint16), so the maps ``hsi infer`` writes read back as labels.
 
     Raises
     ------
@@ -123,8 +130,10 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int = 
         Negative values (with their count and first position), non-integral or non-finite
         values, more than ``max_classes`` classes, or an array that is not 2-D.
     """
-    if isinstance(max_classes, bool) or not isinstance(max_classes, int) or max_classes < 1:
-        raise OptionError("max_classes", max_classes, "a positive integer")
+    if max_classes is not None and (isinstance(max_classes, bool) or not isinstance(max_classes, int)
+                                    or max_classes < 1):
+        raise OptionError("max_classes", max_classes, "a positive integer, or None")
+    limit = MAX_CLASSES if max_classes is None else max_classes
     p = Path(path)
     kind = file_kind(p)
     name = None
@@ -137,10 +146,13 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int = 
 
         name, array = load_label_array(p, key, matlab=False, prefer=_integer_like)
     elif kind == "geotiff":
-        from hsi.io.geotiff import read_label_band
+        from hsi.io.geotiff import geotiff_info, read_label_band
 
         _no_key(p, key, kind)
         array = read_label_band(p)
+        info = geotiff_info(p, georef="ignore")
+        if max_classes is None and info["class_map"] and np.issubdtype(np.dtype(info["dtype"]), np.integer):
+            limit = max(MAX_CLASSES, int(np.iinfo(np.dtype(info["dtype"])).max))
     else:
         from hsi.io.dispatch import open_source
 
@@ -150,7 +162,7 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int = 
         finally:
             source.close()
     where = f"{p} key {name!r}" if name else str(p)
-    return to_label_map(array, where, max_classes)
+    return to_label_map(array, where, limit)
 
 
 def _no_key(path: Path, key: str | None, kind: str) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from hsi.errors import CubeFormatError, OptionError
+from hsi.io.kind import warn_if_not_hyperspectral
 from hsi.io.plan import ReadPlan, build_plan
 from hsi.io.source import RawSource
 from hsi.io.units import check_units_option
@@ -25,6 +26,11 @@ def _window(sl: slice, n: int, name: str, where: str) -> slice:
             f"the window is empty or out of range"
         )
     return slice(start, stop)
+
+
+def _span(sl: slice) -> str:
+    """``"0:40"`` for a clipped window slice."""
+    return f"{sl.start}:{sl.stop}"
 
 
 def fwhm_array(meta: dict) -> np.ndarray | None:
@@ -80,17 +86,23 @@ class LazyCube:
             if tuple(plan.axes) != (0, 1, 2):
                 block = block.transpose(plan.axes)
         except OSError as err:
-            raise CubeFormatError(f"{self.meta.get('source')}: could not read rows {rows}, cols {cols} ({err})") from err
+            raise CubeFormatError(f"{self._where()}: could not read rows {_span(index[plan.layout.index('H')])}, "
+                                  f"cols {_span(index[plan.layout.index('W')])} ({err}); the file is corrupt "
+                                  f"(a damaged compressed chunk?) or truncated") from err
         if plan.band_index is not None:
             block = block[..., plan.band_index]
         ignored = None
         if plan.ignore_value is not None:
             ignored = np.isnan(block) if np.isnan(plan.ignore_value) else block == plan.ignore_value
+        masked = self._masked(index, where)
+        if masked is not None:
+            ignored = masked[..., None] if ignored is None else ignored | masked[..., None]
         # integer data -> float32 first; a fresh float32 read (HDF5) is kept as is, a view of a
         # memory map (ENVI, ERDAS) or of a reordered read is copied into an array of its own
         out = np.require(block, dtype=np.float32, requirements=["C", "W", "O"])
         n_ignored = 0
         if ignored is not None:
+            ignored = np.broadcast_to(ignored, out.shape)
             n_ignored = int(ignored.sum())
             out[ignored] = np.nan
         if plan.band_scale is not None:
@@ -100,6 +112,23 @@ class LazyCube:
         if plan.scale is not None:
             out /= np.float32(plan.scale)
         return out, n_ignored
+
+    def _where(self) -> str:
+        """The file, and the dataset or variable when the file holds several ("pack.h5 dataset 'a/cube'")."""
+        key = self.meta.get("key")
+        return f"{self.meta.get('source')}" + (f" dataset {key!r}" if key else "")
+
+    def _masked(self, index: list[slice], where: str) -> np.ndarray | None:
+        """(h, w) bool of the window's pixels the file masks out (:attr:`RawSource.invalid`), or None."""
+        invalid = self._source.invalid
+        if invalid is None:
+            return None
+        layout = self._plan.layout
+        if layout[2] != "C":
+            raise CubeFormatError(f"{where}: layout={layout!r} puts the bands first, but the file's mask band covers "
+                                  f"its rows and columns; read it with its own layout (HWC)")
+        masked = invalid(index[0], index[1])
+        return masked.T if layout.index("H") > layout.index("W") else masked
 
     def read_window(self, rows: slice, cols: slice) -> np.ndarray:
         """(h, w, C) float32 block of rows ``rows`` and columns ``cols`` (contiguous slices)."""
@@ -115,6 +144,7 @@ class LazyCube:
 
         plan, array = self._plan, self._source.array
         as_is = (plan.layout == "HWC" and plan.band_index is None and plan.ignore_value is None
+                 and self._source.invalid is None
                  and plan.scale is None and plan.band_scale is None and plan.band_offset is None)
         return (as_is and not self._closed and isinstance(array, h5py.Dataset) and array.dtype == np.float32
                 and out.dtype == np.float32 and out.flags.c_contiguous)
@@ -131,7 +161,8 @@ class LazyCube:
         try:
             self._source.array.read_direct(out, np.s_[rows, cols, :], np.s_[at[0], at[1], :])
         except OSError as err:
-            raise CubeFormatError(f"{where}: could not read rows {rows}, cols {cols} ({err})") from err
+            raise CubeFormatError(f"{self._where()}: could not read rows {_span(rows)}, cols {_span(cols)} ({err}); "
+                                  f"the file is corrupt (a damaged compressed chunk?) or truncated") from err
 
     def close(self) -> None:
         """Release the underlying file; later reads raise :class:`CubeFormatError`."""
@@ -167,6 +198,8 @@ def open_cube(
     access and are loaded whole.
     ``georef`` is "check" (a broken georeference raises :class:`hsi.errors.GeoRefError`) or
     "ignore" (none is read).
+    A cube that looks like a colour photo (:func:`hsi.io.kind.colour_image_reason`) is warned
+    about (:class:`hsi.errors.NotHyperspectralWarning`).
     ``meta`` carries ``units`` and ``fwhm`` as :func:`read_cube`'s does, except that no value is
     read ahead: float data that nothing declares has kind "unknown" here (``read_cube`` applies
     the range rule of :func:`hsi.io.units.infer_units` to the values it reads).
@@ -182,4 +215,5 @@ def open_cube(
     except BaseException:
         source.close()
         raise
+    warn_if_not_hyperspectral(meta, shape[2], wavelengths, stacklevel=3)
     return LazyCube(source, plan, shape, wavelengths, meta)

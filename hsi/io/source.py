@@ -54,6 +54,9 @@ class RawSource:
         (:func:`hsi.io.units.parse_units_text` reads it).
     scaling_origin : where ``band_scale``/``band_offset`` come from ("GDAL band scale/offset"),
         for ``meta["units"]``'s note.
+    invalid : ``invalid(rows, cols) -> (h, w) bool``, the pixels of a window (slices of the
+        array's first two axes) that the file masks out (a GeoTIFF mask band), or None. They are
+        no-data: every band of them reads as NaN, as an ``ignore_value`` would.
     """
 
     path: Path
@@ -75,6 +78,7 @@ class RawSource:
     data_units_origin: str | None = None
     scaling_origin: str | None = None
     extra: dict = field(default_factory=dict)
+    invalid: Callable[[slice, slice], np.ndarray] | None = None
     closer: Callable[[], None] | None = None
 
     def close(self) -> None:

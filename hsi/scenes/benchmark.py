@@ -5,8 +5,10 @@ and Botswana: one ``<Name>.mat`` cube and one ``<Name>_gt.mat`` label map each, 
 http://www.ehu.eus/ccwintco/index.php/Hyperspectral_Remote_Sensing_Scenes. Place them in
 ``<root>/<scene_name>/`` (or directly in ``<root>``), or pass ``download=True``.
 
-Verification: SHA-256 and size are checked on download where a reference is known
-(Indian Pines and Salinas-A, from the reference list in ``../shared/data/README.md``).
+Verification: SHA-256 and size are checked where a reference is known (Indian Pines and
+Salinas-A, from the reference list in ``../shared/data/README.md``): on download, and for a
+placed file on every load, the SHA-256 computed once per file identity
+(:func:`hsi.scenes.files.verify_file`; ``checksum=False`` skips it for a deliberate re-save).
 For the other files no reference checksum is known, so what is verified is the shape
 after loading: the cube must be exactly ``shape`` (H, W, C) and the label map H x W —
 a truncated or wrong file fails there with :class:`~hsi.errors.IntegrityError`.
@@ -129,11 +131,12 @@ class BenchmarkScene:
     layout: str = "HWC"
     units: dict[str, Any] | None = field(default=None, hash=False)
 
-    def load(self, root: Path, download: bool = False, *, checksum: bool = False, **options: Any) -> Scene:
+    def load(self, root: Path, download: bool = False, *, checksum: bool = True, **options: Any) -> Scene:
         """Find (or download) the two files, read them and check them against this spec.
 
-        ``checksum=True`` also verifies placed files against the known SHA-256 (re-saved
-        copies then fail); downloads are always verified.
+        Placed files under the registry's names are checked against its size and SHA-256
+        where known, hashed once per file identity (:func:`hsi.scenes.files.verify_file`);
+        ``checksum=False`` skips that for a deliberate re-save. Downloads are always verified.
         """
         from hsi.io import Cube
 

@@ -2,14 +2,30 @@
 
 Layout (see ``hsi scenes --guide``): ``<root>/<scene_name>/<file>``, or the file directly in
 ``<root>``. ``root`` is the ``root=`` argument, else ``$HSI_DATA_DIR``, else
-``~/.cache/hsi``. Nothing is ever written below ``root`` except by a download, which
+``~/.cache/hsi``. No scene file is ever written below ``root`` except by a download, which
 writes to a temporary file in the target folder and renames it into place only after the
-checksum (or size) matched.
+checksum (or size) matched (the one other file, the checked-files stamp below, lands in
+``root`` only when ``root`` is the default ``~/.cache/hsi``).
+
+What is checked, and when (:func:`verify_file`). A file found under its registry name is
+checked against the registry's reference, where one is known, on every load: its size
+(a ``stat``, free), then its SHA-256. The SHA-256 of a file is computed once per file
+identity (device, inode, size, modification and change times) and remembered in
+:func:`checked_files_path` (``$XDG_CACHE_HOME/hsi/checked-files.json``, default
+``~/.cache/hsi/checked-files.json``; never beside the data, which may be read-only), so a
+later run re-hashes a file only when it was written, replaced or copied since. Any write
+changes the change time, which no user call can set back, so a changed file is always
+hashed again. Files found under an alternative name (another form of the data) have no
+reference and are not checked; nor are any with ``checksum=False`` (a scene option, for a
+deliberate re-save under the registry name). Either way the shapes are checked after
+loading. Downloads are always verified as they arrive (:func:`fetch`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import sys
 import urllib.error
@@ -18,13 +34,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from hsi._atomic import atomic_path
+from hsi._atomic import atomic_path, write_bytes_atomic
 from hsi.errors import DatasetNotFoundError, IntegrityError
 
 ENV_VAR = "HSI_DATA_DIR"
 DEFAULT_ROOT = Path("~/.cache/hsi")
 DOC = "`hsi scenes --guide`"
 _CHUNK = 1 << 20
+#: at most this many files are remembered in the checked-files stamp (the least recently checked go first)
+STAMP_FILES = 1000
+
+logger = logging.getLogger("hsi.scenes")
 
 
 @dataclass(frozen=True)
@@ -90,23 +110,73 @@ def sha256sum(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def checked_files_path() -> Path:
+    """Where the SHA-256 of checked files is remembered: ``$XDG_CACHE_HOME/hsi/checked-files.json``.
+
+    ``$XDG_CACHE_HOME`` defaults to ``~/.cache``. Never beside the data (which may be read-only).
+    """
+    base = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    return Path(base).expanduser() / "hsi" / "checked-files.json"
+
+
+def _identity(st: os.stat_result) -> list[int]:
+    """What says a file is unchanged: device, inode, size, modification and change times (ns)."""
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def _read_stamp(stamp: Path) -> dict[str, dict]:
+    """The remembered ``{path: {"identity": [...], "sha256": hex}}``; empty when absent or unreadable."""
+    try:
+        files = json.loads(stamp.read_text()).get("files")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return files if isinstance(files, dict) else {}
+
+
+def _remember(stamp: Path, key: str, record: dict) -> None:
+    """Add ``record`` under ``key`` to the stamp (atomically; a stamp that cannot be written only costs a re-hash)."""
+    files = _read_stamp(stamp)
+    files.pop(key, None)
+    files[key] = record  # last: the most recently checked
+    files = dict(list(files.items())[-STAMP_FILES:])
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(stamp, json.dumps({"format": 1, "files": files}, indent=0).encode())
+    except OSError as err:
+        logger.debug("could not remember the checksum of %s in %s: %s", key, stamp, err)
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex SHA-256 of a file, computed once per file identity (see the module docstring) and remembered."""
+    p = Path(path).resolve()
+    identity = _identity(p.stat())
+    stamp = checked_files_path()
+    known = _read_stamp(stamp).get(str(p))
+    if isinstance(known, dict) and known.get("identity") == identity and isinstance(known.get("sha256"), str):
+        return known["sha256"]
+    digest = sha256sum(p)
+    if _identity(p.stat()) == identity:  # unchanged while it was read
+        _remember(stamp, str(p), {"identity": identity, "sha256": digest})
+    return digest
+
+
 def verify_file(path: Path, spec: RemoteFile) -> None:
-    """Raise :class:`IntegrityError` if ``path`` does not have ``spec``'s size or SHA-256."""
+    """Raise :class:`IntegrityError` if ``path`` does not have ``spec``'s size or SHA-256 (those known).
+
+    The size is compared first (no read); the SHA-256 is :func:`file_sha256`'s, computed once
+    per file identity. The message names the file, what was expected, what was found and the fix.
+    """
+    fix = (f"the file is damaged or a different version: replace it with the original (see {DOC}), or, "
+           f"for a deliberate re-save of the same data, pass the scene option checksum=False "
+           f"(--scene-options checksum=false)")
     if spec.size is not None:
         size = path.stat().st_size
         if size != spec.size:
-            raise IntegrityError(
-                f"{path}: size {size} bytes, expected {spec.size} bytes for {spec.filename}; "
-                f"the file is truncated or a different version — delete it and place or "
-                f"download it again (see {DOC})"
-            )
+            raise IntegrityError(f"{path}: size {size} bytes, expected {spec.size} bytes for {spec.filename}; {fix}")
     if spec.sha256 is not None:
-        found = sha256sum(path)
+        found = file_sha256(path)
         if found != spec.sha256.lower():
-            raise IntegrityError(
-                f"{path}: SHA-256 {found}, expected {spec.sha256} for {spec.filename}; "
-                f"delete it and place or download it again (see {DOC})"
-            )
+            raise IntegrityError(f"{path}: SHA-256 {found}, expected {spec.sha256.lower()} for {spec.filename}; {fix}")
 
 
 class _Progress:
@@ -187,18 +257,32 @@ def fetch(
 def not_found(
     scene: str, root: Path, missing: Sequence[RemoteFile], reason: str = "", page: str | None = None
 ) -> DatasetNotFoundError:
-    """The :class:`DatasetNotFoundError` that says which files to place where, and how."""
-    lines = [f"scene {scene!r}: file(s) not found" + (f" ({reason})." if reason else ".")]
-    lines.append(f"Place these files in {root / scene} (or directly in {root}):")
+    """The :class:`DatasetNotFoundError` that says which files to place where, and how.
+
+    Its message speaks to a script (``download=True``, ``root=``); its ``command_line`` attribute is
+    the same message in the words of the ``hsi`` commands (``--download``, ``--root``), which they
+    show instead, so neither mixes the two.
+    """
+    files = []
     for spec in missing:
         alt = f" (or {', '.join(spec.alternatives)})" if spec.alternatives else ""
         alt += f" [{spec.note}]" if spec.note else ""
         src = spec.url or (f"no direct link; get it from {page}" if page else "no direct link known")
-        lines.append(f"  {spec.filename}{alt}  <-  {src}")
-    if any(spec.url for spec in missing):
-        lines.append("or pass download=True to fetch them.")
-    lines.append(f"root is the root= argument, else ${ENV_VAR}, else {DEFAULT_ROOT}; see {DOC}.")
-    return DatasetNotFoundError("\n".join(lines))
+        files.append(f"  {spec.filename}{alt}  <-  {src}")
+    fetchable = any(spec.url for spec in missing) and reason in ("", "download=False")  # not when a download failed
+
+    def message(download: str, download_off: str, root_option: str) -> str:
+        why = download_off if reason == "download=False" else reason
+        lines = [f"scene {scene!r}: file(s) not found" + (f" ({why})." if why else "."),
+                 f"Place these files in {root / scene} (or directly in {root}):", *files]
+        if fetchable:
+            lines.append(f"or {download} to fetch them.")
+        lines.append(f"root is {root_option}, else ${ENV_VAR}, else {DEFAULT_ROOT}; see {DOC}.")
+        return "\n".join(lines)
+
+    err = DatasetNotFoundError(message("pass download=True", "download=False", "the root= argument"))
+    err.command_line = message("add --download", "no --download", "--root FOLDER")  # type: ignore[attr-defined]
+    return err
 
 
 def ensure_files(
@@ -207,15 +291,16 @@ def ensure_files(
     root: Path,
     download: bool = False,
     *,
-    checksum: bool = False,
+    checksum: bool = True,
     page: str | None = None,
 ) -> dict[str, Path]:
     """Paths of ``files`` (keyed by ``filename``), downloading missing ones if asked.
 
-    Placed files are used as they are (their shapes are checked after loading); with
-    ``checksum=True`` their size and SHA-256, where known, are verified too. Downloaded
-    files are always verified. Missing files without ``download=True``, or whose download
-    fails, raise :class:`DatasetNotFoundError` naming every missing file.
+    Placed files found under their registry name are checked against its size and SHA-256,
+    where known (:func:`verify_file`, hashed once per file identity), unless
+    ``checksum=False``. Downloaded files are always verified. Missing files without
+    ``download=True``, or whose download fails, raise :class:`DatasetNotFoundError` naming
+    every missing file.
     """
     found: dict[str, Path] = {}
     missing: list[RemoteFile] = []

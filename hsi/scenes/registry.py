@@ -123,9 +123,10 @@ def load_scene(name: str, root: str | os.PathLike | None = None, download: bool 
         ``<root>``); default ``$HSI_DATA_DIR``, else ``~/.cache/hsi``. See ``hsi scenes --guide``.
     download : fetch missing files from their public URLs (verified by SHA-256 where
         known). Nothing is written below ``root`` otherwise.
-    **options : scene-specific, e.g. ``purity=0.8`` for unmixing scenes, ``checksum=True``
-        to verify placed files, generator arguments (``height=``, ``seed=``...) for
-        ``"synthetic"``.
+    **options : scene-specific, e.g. ``purity=0.8`` for unmixing scenes, ``checksum=False``
+        to skip the check of placed files against the registry's size and SHA-256 (done by
+        default, hashed once per file identity: :func:`hsi.scenes.files.verify_file`),
+        generator arguments (``height=``, ``seed=``...) for ``"synthetic"``.
 
     Raises
     ------

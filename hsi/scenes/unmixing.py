@@ -25,7 +25,9 @@ the Samson header has no reflectance scale factor, so its values stay raw counts
 1402); Jasper Ridge's is divided by its factor 10000. The ``.mat`` cubes store ``Y`` (or
 ``V``) as (C, H*W), column-major like ``A``; they are reshaped to (H, W, C) and kept in
 the file's units (Samson ``V`` is ``max(envi, 0) / 1402``), without wavelengths. SHA-256 references
-exist for some files (below); the rest are verified by shape after loading.
+exist for some files (below): a placed file under its registry name is checked against
+them on every load, hashed once per file identity (:func:`hsi.scenes.files.verify_file`;
+scene option ``checksum=False`` skips it); the rest are verified by shape after loading.
 
 Units: each scene declares what the values of each form are (``envi_units``, ``mat_units``,
 put in ``scene.cube.meta["units"]`` with source "registry"). Only Jasper Ridge's ENVI form
@@ -198,9 +200,14 @@ class UnmixingScene:
     mat_units: dict[str, Any] | None = field(default=None, hash=False)
 
     def load(
-        self, root: Path, download: bool = False, *, purity: float = 0.5, checksum: bool = False, **options: Any
+        self, root: Path, download: bool = False, *, purity: float = 0.5, checksum: bool = True, **options: Any
     ) -> Scene:
-        """Read cube + ground truth and derive labels at ``purity``."""
+        """Read cube + ground truth and derive labels at ``purity``.
+
+        Files under the registry's names are checked against its size and SHA-256 where known,
+        hashed once per file identity (:func:`hsi.scenes.files.verify_file`); ``checksum=False``
+        skips that for a deliberate re-save. The other forms (alternative names) are checked by shape.
+        """
         from hsi.io import read_cube
 
         if options:

@@ -64,6 +64,9 @@ class RunBackend(Protocol):
     def recommend(self, data: dict[str, Any]) -> dict[str, Any]:
         """``data`` with this model's recommended data settings (PCA, patch size) where none was given."""
 
+    def announce(self) -> None:
+        """Say the recommendations :meth:`recommend` applied (when training starts, never before an error)."""
+
     def build(self, settings: Settings, datamodule: HSIDataModule) -> None:
         """Build and check what the fit needs (a task, devices) before the output folder is opened."""
 

@@ -53,6 +53,9 @@ class ClassicalBackend:
         """``data`` unchanged: a classical model reads the preprocessing and split it is given."""
         return data
 
+    def announce(self) -> None:
+        """Nothing to say: :meth:`recommend` applies nothing."""
+
     def build(self, settings: Settings, datamodule: HSIDataModule) -> None:
         """Nothing to build before the fit (the options were checked by :meth:`check`)."""
 

@@ -3,7 +3,9 @@
 :class:`DeepBackend` builds the :class:`~hsi.training.task.HSIClassifier` and checks the
 devices before the output folder is opened, fits with early stopping on validation OA (the
 network's per-pixel path started from a full-batch fit first, :mod:`hsi.training.pretrain`) and
-``best.ckpt`` / ``last.ckpt`` checkpoints (``last.ckpt`` also on Ctrl-C, for ``--resume``),
+``best.ckpt`` / ``last.ckpt`` checkpoints (``last.ckpt`` at the end of every epoch, for ``--resume``: an
+interrupt keeps the one of the last finished epoch, never a state saved mid-epoch or mid-validation,
+which Lightning cannot resume),
 refits the classifier layer of ``best.ckpt`` on the training pixels (``RunOptions.refit``,
 :mod:`hsi.training.refit`), then predicts the test pixels with it in this process alone. The registry's
 recommended PCA (3-D models on many bands) and patch size (the window a model reads) are
@@ -14,6 +16,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import shutil
+import signal
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -27,6 +32,7 @@ from lightning.pytorch.loggers import CSVLogger, Logger
 from hsi.data import HSIDataModule
 from hsi.errors import OptionError
 from hsi.training.backend import Fitted, Settings
+from hsi.training.best_checkpoint import BestCheckpoint
 from hsi.training.config import TrainConfig
 from hsi.training.outputs import final_path
 from hsi.training.progress import progress_setup
@@ -59,8 +65,9 @@ def raw_band_count(data: dict[str, Any]) -> int:
     return int(load_source(source).cube.shape[2])
 
 
-def apply_recommended_pca(data: dict[str, Any], model: str) -> dict[str, Any]:
-    """``data`` with the registry's recommended PCA for ``model`` (3-D models on many raw bands), said on stderr."""
+def apply_recommended_pca(data: dict[str, Any], model: str, notes: list[str] | None = None) -> dict[str, Any]:
+    """``data`` with the registry's recommended PCA for ``model`` (3-D models on many raw bands), said on stderr (or
+    added to ``notes``, to be said when training starts)."""
     from hsi.models import get_model_class, recommended_pca
 
     if getattr(get_model_class(model), "RECOMMENDED_PCA", None) is None:
@@ -69,22 +76,31 @@ def apply_recommended_pca(data: dict[str, Any], model: str) -> dict[str, Any]:
     components = recommended_pca(model, bands)
     if components is None:
         return data
-    log.warning("%s on %d raw bands: applying PCA to %d components fitted on the training pixels, as the model "
-                "registry recommends (3-D convolutions over every band are slow); give --pca none to keep them all",
-                model, bands, components)
+    _say(f"{model} on {bands} raw bands: applying PCA to {components} components fitted on the training pixels, as "
+         "the model registry recommends (3-D convolutions over every band are slow); give --pca none to keep them all",
+         notes)
     return {**data, "pca": components}
 
 
-def apply_recommended_patch_size(data: dict[str, Any], model: str) -> dict[str, Any]:
-    """``data`` with the registry's patch size for ``model`` (the window it reads, e.g. 1 for spectral1d), said on stderr."""
+def apply_recommended_patch_size(data: dict[str, Any], model: str, notes: list[str] | None = None) -> dict[str, Any]:
+    """``data`` with the registry's patch size for ``model`` (the window it reads, e.g. 1 for spectral1d), said on stderr
+    (or added to ``notes``, to be said when training starts)."""
     from hsi.models import recommended_patch_size
 
     size = recommended_patch_size(model)
     if size is None:
         return data
-    log.warning("%s reads %dx%d patches: using patch size %d (and its split buffer) as the model registry "
-                "recommends; give --patch-size to change it", model, size, size, size)
+    _say(f"{model} reads {size}x{size} patches: using patch size {size} (and its split buffer) as the model registry "
+         "recommends; give --patch-size to change it", notes)
     return {**data, "patch_size": size}
+
+
+def _say(line: str, notes: list[str] | None) -> None:
+    """A recommendation applied: on stderr now, or kept in ``notes`` for later."""
+    if notes is None:
+        log.warning(line)
+    else:
+        notes.append(line)
 
 
 def check_devices(run: Any) -> None:
@@ -125,11 +141,10 @@ def make_loggers(kind: str, out: Path) -> list[Logger]:
 
 
 def make_trainer(run: Any, out: Path) -> tuple[L.Trainer, ModelCheckpoint, ModelCheckpoint]:
-    """The fitting trainer: early stopping on val OA, ``best.ckpt`` and ``last.ckpt`` in ``out``, CSV logs."""
-    best = ModelCheckpoint(dirpath=out, filename="best", monitor="val_oa", mode="max", save_top_k=1,
-                           enable_version_counter=False)
-    last = ModelCheckpoint(dirpath=out, filename="last", monitor=None, save_top_k=1, save_on_exception=True,
-                           enable_version_counter=False)
+    """The fitting trainer: early stopping on val OA, ``best.ckpt`` (carried over from a resumed run's folder,
+    :mod:`hsi.training.best_checkpoint`) and ``last.ckpt`` in ``out``, CSV logs."""
+    best = BestCheckpoint(out, earlier=Path(run.resume).parent if run.resume else None)
+    last = ModelCheckpoint(dirpath=out, filename="last", monitor=None, save_top_k=1, enable_version_counter=False)
     bar, progress_callbacks = progress_setup(run.progress)  # piped: one line per epoch, no bar
     trainer = L.Trainer(
         max_epochs=run.epochs, accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy,
@@ -144,17 +159,39 @@ def make_trainer(run: Any, out: Path) -> tuple[L.Trainer, ModelCheckpoint, Model
 
 def _fit(trainer: L.Trainer, task: HSIClassifier, datamodule: HSIDataModule, resume: str | None, last: Path) -> float:
     started = time.perf_counter()
+    handler = signal.getsignal(signal.SIGINT)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*does not have many workers.*")
         warnings.filterwarnings("ignore", message="Checkpoint directory .* exists and is not empty")
         try:
             trainer.fit(task, datamodule=datamodule, ckpt_path=resume)
-        except SystemExit:  # Lightning exits after saving on Ctrl-C; say where the state went
+        except SystemExit:  # Lightning exits on Ctrl-C; say where the state went
             if not trainer.interrupted:
                 raise
+        finally:  # Lightning ignores Ctrl-C from the first one on: a caller that goes on gets it back
+            if handler is not None and threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, handler)
     if trainer.interrupted:
         raise KeyboardInterrupt(f"training stopped; its state is in {last} (continue with --resume {last})")
     return time.perf_counter() - started
+
+
+def reported_checkpoint(best: ModelCheckpoint, last: ModelCheckpoint, out: Path, resume: str | None) -> str:
+    """The checkpoint a run refits and tests: its best epoch's, written in ``out``.
+
+    A resumed run whose checkpoint had already finished every epoch asked for trains none and
+    writes no checkpoint (its best one's path, restored from the checkpoint, names the earlier
+    run's folder): it reports the resumed checkpoint, copied into ``out`` as ``best.ckpt`` and
+    ``last.ckpt`` (the copy is refit, never the file given to ``--resume``).
+    """
+    for path in (best.best_model_path, last.last_model_path):
+        if path and Path(path).resolve().parent == Path(out).resolve() and Path(path).is_file():
+            return str(path)
+    if resume is None:
+        raise RuntimeError(f"training wrote no checkpoint into {out}")
+    for name in ("last.ckpt", "best.ckpt"):
+        shutil.copyfile(resume, Path(out) / name)
+    return str(Path(out) / "best.ckpt")
 
 
 def leave_process_group() -> None:
@@ -170,6 +207,7 @@ class DeepBackend:
     def __init__(self, model: str) -> None:
         self.model = model
         self.task: HSIClassifier | None = None
+        self.notes: list[str] = []  # the recommendations applied, said by announce() once the data is set up
 
     def check(self, cfg: TrainConfig) -> None:
         """Nothing to refuse: every run option applies to a network."""
@@ -177,10 +215,17 @@ class DeepBackend:
     def recommend(self, data: dict[str, Any]) -> dict[str, Any]:
         """``data`` with the registry's PCA and patch size for this network where neither was given."""
         if "pca" not in data:
-            data = apply_recommended_pca(data, self.model)
+            data = apply_recommended_pca(data, self.model, self.notes)
         if "patch_size" not in data:
-            data = apply_recommended_patch_size(data, self.model)
+            data = apply_recommended_patch_size(data, self.model, self.notes)
         return data
+
+    def announce(self) -> None:
+        """Say the recommendations :meth:`recommend` applied (once), when the data is set up and training starts:
+        never before an error about something else."""
+        for line in self.notes:
+            log.warning(line)
+        self.notes.clear()
 
     def build(self, settings: Settings, datamodule: HSIDataModule) -> None:
         """The task (its arguments checked) and the devices, before any file is read."""
@@ -191,18 +236,19 @@ class DeepBackend:
         """Fit with early stopping, refit the best checkpoint's last layer, test it (rank 0 only; None on the others)."""
         run = settings.run
         assert self.task is not None, "build() comes before fit()"
+        self.announce()
         trainer, best, last = make_trainer(run, out)
         fit_seconds = _fit(trainer, self.task, datamodule, run.resume, out / "last.ckpt")
         leave_process_group()  # evaluation below runs in rank 0 alone
         if not trainer.is_global_zero:
             return None
-        best_path = best.best_model_path or last.last_model_path
+        best_path = reported_checkpoint(best, last, out, run.resume)
         refit = refit_checkpoint(best_path, datamodule, run.accelerator).to_dict() if run.refit else None
         evaluation = evaluate(best_path, datamodule, run.accelerator)
         evaluation.checkpoint = str(final_path(best_path))  # where it will be once the run is committed
         facts = {
             "epochs_trained": trainer.current_epoch,
-            "start_epoch": settings.resume.epoch + 1 if settings.resume is not None else 0,
+            "start_epoch": settings.resume.epochs_done + 1 if settings.resume is not None else 1,
             "best_epoch": evaluation.best_epoch,
             "best_val_oa": float(best.best_model_score) if best.best_model_score is not None else None,
             "pretrain": None if self.task.pretrain_report is None else self.task.pretrain_report.to_dict(),

@@ -8,41 +8,14 @@ defined once here, with its description, and ``hsi train`` builds its flags from
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from hsi._checks import check_int, is_int
-from hsi.errors import OptionError
+from hsi import _checks
+from hsi._checks import integer, logger_available, parse_devices, tensorboard_available
+from hsi._roles import check_declared
 
 __all__ = ["RunOptions", "parse_devices", "tensorboard_available"]
-
-#: What ``--logger`` accepts.
-LOGGERS = ("csv", "tensorboard")
-
-
-def tensorboard_available() -> bool:
-    """True when Lightning's ``TensorBoardLogger`` can write: ``tensorboard`` or ``tensorboardX`` is installed."""
-    return any(importlib.util.find_spec(name) is not None for name in ("tensorboard", "tensorboardX"))
-
-
-def parse_devices(value: str | int | list[int]) -> int | str | list[int]:
-    """Lightning's ``devices`` from text: ``"auto"``, a count (``"2"``) or a comma list of ids (``"0,1"``)."""
-    if is_int(value):
-        if value < 1:
-            raise OptionError("devices", value, "a number of devices >= 1, a comma list of device ids, or auto")
-        return value
-    if isinstance(value, list):
-        return [int(v) for v in value]
-    text = str(value).strip()
-    if text == "auto":
-        return text
-    if text.isdigit() and int(text) >= 1:
-        return int(text)
-    parts = [p.strip() for p in text.split(",") if p.strip()]
-    if "," in text and parts and all(p.isdigit() for p in parts):
-        return [int(p) for p in parts]
-    raise OptionError("devices", value, "a number of devices >= 1, a comma list of device ids such as 0,1, or auto")
 
 
 @dataclass
@@ -59,7 +32,8 @@ class RunOptions:
     refit : bool
         After training, refit the classifier layer of the best checkpoint on the training pixels (full-batch
         L-BFGS on its features, the weight decay as L2 penalty): minibatches stop short of that layer's optimum
-        on small training sets (hsi.training.refit; metrics.json records the validation OA before and after).
+        on small training sets (hsi.training.refit). The refit layer is kept unless it gets more than one
+        validation pixel fewer right; metrics.json records which layer was kept and why.
     threads : int | None
         CPU threads of torch in this process (None: torch's choice). One is fastest for the default model on
         CPU, whose convolutions are too small to split; give more for large 3-D models.
@@ -87,35 +61,25 @@ class RunOptions:
         logs/tensorboard, beside the CSV logs that curves.png is drawn from; needs the tensorboard extra).
     """
 
-    epochs: int = 20
-    patience: int = 20
+    # each field's range check is the rule annotated beside its type (hsi._checks; the command line applies the
+    # same rules, from its option table, before importing torch)
+    epochs: Annotated[int, integer(1)] = 20
+    patience: Annotated[int, integer(0)] = 20
     refit: bool = True
-    threads: int | None = 1
-    seed: int = 0
+    threads: Annotated[int | None, integer(1, optional=True, none_means=" (torch's choice)")] = 1
+    seed: Annotated[int, integer(0, maximum=2**32 - 1)] = 0
     accelerator: str = "auto"
-    devices: str = "auto"
+    devices: Annotated[str, _checks.lightning_devices] = "auto"  # (the name of a property below)
     strategy: str = "auto"
-    num_nodes: int = 1
+    num_nodes: Annotated[int, integer(1)] = 1
     out: str | None = None
     overwrite: bool = False
     resume: str | None = None
     progress: bool = True
-    logger: Literal["csv", "tensorboard"] = "csv"
+    logger: Annotated[Literal["csv", "tensorboard"], logger_available] = "csv"
 
     def __post_init__(self) -> None:
-        check_int("epochs", self.epochs, 1)
-        check_int("patience", self.patience, 0)
-        check_int("num_nodes", self.num_nodes, 1)
-        if self.threads is not None and (not is_int(self.threads) or self.threads < 1):
-            raise OptionError("threads", self.threads, "an integer >= 1, or none (torch's choice)")
-        if not is_int(self.seed) or not 0 <= self.seed < 2**32:
-            raise OptionError("seed", self.seed, "an integer from 0 to 2**32 - 1")
-        parse_devices(self.devices)
-        if self.logger not in LOGGERS:
-            raise OptionError("logger", self.logger, "one of " + ", ".join(LOGGERS))
-        if self.logger == "tensorboard" and not tensorboard_available():
-            raise OptionError("logger", self.logger, 'TensorBoard is not installed: pip install '
-                              '"hsi-lightning[tensorboard]" (or use --logger csv)')
+        check_declared(RunOptions, asdict(self))
 
     @property
     def lightning_devices(self) -> int | str | list[int]:

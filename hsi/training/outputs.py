@@ -38,8 +38,8 @@ RUN_OUTPUTS = (
     "best.ckpt", "last.ckpt", "metrics.json", "predictions.npz", "confusion.png", "curves.png", "split.png",
     "logs", "model.npz", "model.json", RUN_MANIFEST,
 )
-#: what an interrupted run keeps: its resumable state
-RESUMABLE = ("last.ckpt", "logs")
+#: what an interrupted run keeps: its resumable state (best.ckpt too: the resumed run carries its best epoch over)
+RESUMABLE = ("last.ckpt", "best.ckpt", "logs")
 COMMAND = "hsi train"
 
 
@@ -89,9 +89,19 @@ class RunFolder:
         if not (self.path / "last.ckpt").is_file():
             self.discard()
             return KeyboardInterrupt(f"training stopped before any checkpoint was saved; {self.target} is unchanged")
+        done = finished_epochs(self.path / "last.ckpt")
         last = self.staging.commit({"note": "interrupted: no report; continue with --resume"}, status="interrupted",
                                    only=RESUMABLE)["last.ckpt"]
-        return KeyboardInterrupt(f"training stopped; its state is in {last} (continue with --resume {last})")
+        return KeyboardInterrupt(f"training stopped after epoch {done} (an unfinished epoch is trained again); its "
+                                 f"state is in {last} (continue with --resume {last})")
+
+
+def finished_epochs(checkpoint: Path) -> int:
+    """Epochs a checkpoint written at the end of an epoch has finished (numbered from 1, so also the last one's)."""
+    from hsi.data.checkpoint import read_checkpoint
+    from hsi.training.progress import epoch_number
+
+    return epoch_number(int(read_checkpoint(checkpoint).get("epoch", -1)))
 
 
 def final_path(path: str | Path) -> Path:

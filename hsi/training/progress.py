@@ -2,6 +2,11 @@
 
 A TQDM bar redrawn every batch is unreadable in a log file (and large: a 20-epoch run wrote
 half a megabyte); :class:`EpochLines` prints one line per epoch instead, on stderr.
+
+Epochs are numbered from 1 wherever people read them (these lines, ``metrics.json``,
+``curves.png``, the summary and resume messages); Lightning counts from 0
+(``current_epoch``, a checkpoint's ``epoch``, the CSV log's ``epoch`` column), and
+:func:`epoch_number` is the one place that converts.
 """
 
 from __future__ import annotations
@@ -14,10 +19,19 @@ from lightning.pytorch.callbacks import Callback
 
 from hsi._progress import is_terminal
 
-__all__ = ["EpochLines", "progress_setup"]
+__all__ = ["EpochLines", "epoch_number", "progress_setup"]
 
 #: metrics shown on an epoch line, in order, when logged
 SHOWN = ("train_loss", "val_loss", "val_oa")
+
+
+def epoch_number(index: int) -> int:
+    """The number people read for Lightning's 0-based epoch ``index``: the first epoch is 1.
+
+    ``index`` is ``trainer.current_epoch`` during an epoch, a checkpoint's ``epoch`` (the
+    epoch it was written at the end of) or the ``epoch`` column of Lightning's CSV log.
+    """
+    return int(index) + 1
 
 
 class EpochLines(Callback):
@@ -35,7 +49,7 @@ class EpochLines(Callback):
             return
         metrics = trainer.callback_metrics
         shown = " ".join(f"{name} {float(metrics[name]):.4g}" for name in SHOWN if name in metrics)
-        line = f"epoch {trainer.current_epoch + 1}/{trainer.max_epochs}: {shown} ({time.perf_counter() - self.started:.1f} s)"
+        line = f"epoch {epoch_number(trainer.current_epoch)}/{trainer.max_epochs}: {shown} ({time.perf_counter() - self.started:.1f} s)"
         print(line, file=self.stream or sys.stderr, flush=True)
 
 

@@ -1,4 +1,4 @@
-"""Artefacts of a training run: metrics.json, predictions, figures and the summary table.
+"""Artefacts of a training run: metrics.json, predictions, figures, the summary table; ``hsi evaluate``'s per_class.png.
 
 Figures are drawn on ``matplotlib.figure.Figure`` objects directly (no pyplot state),
 so they work headless and in worker processes.
@@ -18,6 +18,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from hsi._atomic import write_bytes_atomic
+from hsi.training.progress import epoch_number
 
 
 def write_json_atomic(path: str | Path, payload: dict[str, Any]) -> None:
@@ -37,6 +38,34 @@ def write_npz_atomic(path: str | Path, **arrays: np.ndarray) -> None:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
     write_bytes_atomic(path, buffer.getvalue())
+
+
+#: how ``predictions.npz`` numbers classes, stored in it as ``label_convention``: as the class maps do
+LABEL_CONVENTION = "class ids 1..K as in the class maps (labels.tif), 0 = unlabelled; probs[:, k - 1] is class k"
+
+
+def prediction_arrays(class_names: list[str] | None = None, **zero_based: np.ndarray) -> dict[str, np.ndarray]:
+    """The class-id arrays of a ``predictions.npz``, numbered as the maps number them, with the convention.
+
+    Parameters
+    ----------
+    class_names : list of str, optional
+        Stored as ``class_names`` (``class_names[k - 1]`` is class ``k``).
+    **zero_based : ndarray (N,)
+        Classes ``0..K-1`` as the network counts them (``-1`` unlabelled), by key
+        (``y_true``, ``y_pred``, ``labels``).
+
+    Returns
+    -------
+    dict
+        Each array as ``int64`` ids ``1..K`` (0 unlabelled), ``label_convention``
+        (:data:`LABEL_CONVENTION`) and, when given, ``class_names``.
+    """
+    arrays: dict[str, np.ndarray] = {key: np.asarray(ids, dtype=np.int64) + 1 for key, ids in zero_based.items()}
+    arrays["label_convention"] = np.array(LABEL_CONVENTION)
+    if class_names is not None:
+        arrays["class_names"] = np.array([str(n) for n in class_names])
+    return arrays
 
 
 def plot_confusion(confusion: np.ndarray, class_names: list[str], path: str | Path, title: str = "") -> Figure:
@@ -69,8 +98,47 @@ def plot_confusion(confusion: np.ndarray, class_names: list[str], path: str | Pa
     return fig
 
 
+def plot_per_class(board: dict[str, Any], path: str | Path) -> Figure:
+    """``per_class.png`` of ``hsi evaluate``: grouped bars of each class's mean accuracy per model, std as error bars.
+
+    Parameters
+    ----------
+    board : dict
+        The leaderboard (:func:`hsi.evaluate.leaderboard.leaderboard`): ``class_names``, ``scene``,
+        ``n_folds`` and ``rows``, each with ``model``, ``per_class`` and ``per_class_std``
+        (class name -> value or None).
+    path : str or Path
+        Where the PNG goes (atomically).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The legend lies to the right of the axes, so it never covers a bar.
+    """
+    names, rows = board["class_names"], board["rows"]
+    x = np.arange(len(names))
+    width = 0.8 / len(rows)
+    fig = Figure(figsize=(max(6.0, 0.6 * len(names) * len(rows) ** 0.5 + 2) + 2.0, 4), layout="constrained")
+    ax = fig.add_subplot()
+    for i, row in enumerate(rows):
+        means = [100 * (row["per_class"][n] or 0.0) for n in names]
+        stds = [100 * (row["per_class_std"][n] or 0.0) for n in names]
+        ax.bar(x + (i - (len(rows) - 1) / 2) * width, means, width, yerr=stds, capsize=2, label=row["model"])
+    ax.set_xticks(x, names, rotation=45 if len(names) > 6 else 0, ha="right" if len(names) > 6 else "center")
+    ax.set_ylabel("accuracy % (mean ± std over fold runs)")
+    ax.set_ylim(0, 105)
+    ax.set_title(f"{board['scene']}: {board['n_folds']}-fold spatial cross-validation")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, title="model")
+    save_figure_atomic(fig, path)
+    return fig
+
+
 def read_epoch_history(log_dir: str | Path) -> dict[int, dict[str, float]]:
-    """Per-epoch metrics from Lightning ``CSVLogger`` files under ``log_dir`` (all versions, in order)."""
+    """Per-epoch metrics from Lightning ``CSVLogger`` files under ``log_dir`` (all versions, in order).
+
+    The keys are epoch numbers from 1 (the logs' 0-based ``epoch`` through
+    :func:`~hsi.training.progress.epoch_number`), as the console and ``metrics.json`` number them.
+    """
     history: dict[int, dict[str, float]] = {}
     files = sorted(Path(log_dir).glob("**/metrics.csv"), key=lambda p: p.stat().st_mtime)
     for file in files:
@@ -78,7 +146,7 @@ def read_epoch_history(log_dir: str | Path) -> dict[int, dict[str, float]]:
             for row in csv.DictReader(fh):
                 if not row.get("epoch"):
                     continue
-                epoch = int(float(row["epoch"]))
+                epoch = epoch_number(int(float(row["epoch"])))
                 entry = history.setdefault(epoch, {})
                 for key, value in row.items():
                     if key not in ("epoch", "step") and value not in ("", None):
@@ -87,7 +155,11 @@ def read_epoch_history(log_dir: str | Path) -> dict[int, dict[str, float]]:
 
 
 def plot_curves(history: dict[int, dict[str, float]], path: str | Path, best_epoch: int | None = None) -> Figure:
-    """Loss (train and val) and validation OA / AA / kappa against the epoch; the chosen epoch marked."""
+    """Loss (train and val) and validation OA / AA / kappa against the epoch; the chosen epoch marked.
+
+    ``history`` is keyed by epoch number from 1 (:func:`read_epoch_history`), and
+    ``best_epoch`` is numbered alike (``metrics.json``'s ``best_epoch``).
+    """
     fig = Figure(figsize=(10, 4))
     ax_loss, ax_acc = fig.subplots(1, 2)
     epochs = sorted(history)

@@ -2,7 +2,8 @@
 
 :func:`evaluate` tests the best checkpoint and predicts the test pixels; :func:`score`
 turns test predictions into OA / AA / kappa / per-class / confusion (one function for deep
-and classical models); :func:`write_reports` (every run, deep or classical) writes ``predictions.npz``,
+and classical models); :func:`write_reports` (every run, deep or classical) writes ``predictions.npz`` (class
+ids as the maps number them: ``1..K``),
 ``metrics.json``, ``confusion.png``, ``curves.png`` and ``split.png`` atomically and
 records the settings that actually ran.
 """
@@ -24,12 +25,14 @@ from hsi._atomic import atomic_path
 from hsi.data import HSIDataModule
 from hsi.data.checkpoint import read_checkpoint
 from hsi.training.metrics import scores_from_confusion
+from hsi.training.progress import epoch_number
 from hsi.training.scene_scores import scene_scores
 from hsi.training.unseen import score_seen, unseen_message
 from hsi.training.report import (
     format_summary,
     plot_confusion,
     plot_curves,
+    prediction_arrays,
     read_epoch_history,
     write_json_atomic,
     write_npz_atomic,
@@ -52,7 +55,7 @@ class Evaluation:
     probs : ndarray (N, K)
         Class probabilities.
     best_epoch : int | None
-        Epoch of the chosen checkpoint.
+        Epoch of the chosen checkpoint, numbered from 1 (:func:`~hsi.training.progress.epoch_number`).
     checkpoint : str
         Path of the chosen model.
     hparams : dict
@@ -83,7 +86,7 @@ def evaluate(best_path: str, datamodule: HSIDataModule, accelerator: str) -> Eva
     dataset = datamodule.predict_dataset
     return Evaluation(
         coords=np.asarray(dataset.coords), y_true=np.asarray(dataset.labels), y_pred=probs.argmax(axis=1),
-        probs=probs.astype(np.float32), best_epoch=None if epoch is None else int(epoch),
+        probs=probs.astype(np.float32), best_epoch=None if epoch is None else epoch_number(epoch),
         checkpoint=str(Path(best_path).resolve()), seconds=time.perf_counter() - started, hparams=dict(best.hparams),
     )
 
@@ -97,10 +100,13 @@ def score(y_true: np.ndarray, y_pred: np.ndarray, num_classes: int) -> dict[str,
     return scores
 
 
-def write_predictions(out: Path, evaluation: Evaluation) -> None:
-    """``predictions.npz``: test pixel coordinates, truth, prediction, probabilities."""
+def write_predictions(out: Path, evaluation: Evaluation, class_names: list[str] | None = None) -> None:
+    """``predictions.npz``: test pixel coordinates (``rows``, ``cols``), truth and prediction (``y_true``,
+    ``y_pred``) as the class maps number classes (``1..K``; :data:`~hsi.training.report.LABEL_CONVENTION`, stored
+    as ``label_convention``), ``class_names`` and the probabilities ``probs`` (N, K)."""
     write_npz_atomic(out / "predictions.npz", rows=evaluation.coords[:, 0], cols=evaluation.coords[:, 1],
-                     y_true=evaluation.y_true, y_pred=evaluation.y_pred, probs=evaluation.probs)
+                     **prediction_arrays(class_names, y_true=evaluation.y_true, y_pred=evaluation.y_pred),
+                     probs=evaluation.probs)
 
 
 def base_metrics(datamodule: HSIDataModule, evaluation: Evaluation, model_name: str) -> dict[str, Any]:
@@ -168,7 +174,7 @@ def write_figures(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule,
 
 def finish(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, evaluation: Evaluation) -> dict[str, Any]:
     """Write predictions, ``metrics.json`` and the figures; add the printed summary."""
-    write_predictions(out, evaluation)
+    write_predictions(out, evaluation, metrics["class_names"])
     write_json_atomic(out / "metrics.json", metrics)
     write_figures(out, metrics, datamodule, evaluation.best_epoch)
     return {**metrics, "summary": format_summary(metrics), "out": str(out)}

@@ -18,6 +18,7 @@ from hsi._roles import fixed_on_resume, restore
 from hsi.data import HSIDataModule
 from hsi.data.checkpoint import read_checkpoint
 from hsi.errors import CheckpointError
+from hsi.training.progress import epoch_number
 from hsi.training.task import HSIClassifier
 
 __all__ = ["ResumeState", "load_resume_state", "reconcile"]
@@ -27,13 +28,26 @@ DATAMODULE_KEY = "HSIDataModule"
 
 @dataclass
 class ResumeState:
-    """What a checkpoint says about the run that wrote it."""
+    """What a checkpoint says about the run that wrote it.
+
+    Attributes
+    ----------
+    path : str
+        The checkpoint.
+    data, model : dict
+        The DataModule's and the task's arguments.
+    datamodule_state : dict or None
+        The DataModule's state (split, fitted pipeline, classes).
+    epochs_done : int
+        Epochs it finished (it was written at the end of epoch ``epochs_done``, numbered
+        from 1; the resumed run trains epoch ``epochs_done + 1`` next); 0 when it says none.
+    """
 
     path: str
     data: dict[str, Any]
     model: dict[str, Any]
     datamodule_state: dict[str, Any] | None
-    epoch: int
+    epochs_done: int
 
 
 def load_resume_state(path: str) -> ResumeState:
@@ -46,7 +60,7 @@ def load_resume_state(path: str) -> ResumeState:
         data=dict(ckpt["datamodule_hyper_parameters"]),
         model=dict(ckpt["hyper_parameters"]),
         datamodule_state=ckpt.get(DATAMODULE_KEY),
-        epoch=int(ckpt.get("epoch", -1)),
+        epochs_done=epoch_number(int(ckpt.get("epoch", -1))),
     )
 
 

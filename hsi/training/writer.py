@@ -3,8 +3,9 @@
 ``HSIClassifier.predict_step`` returns the probabilities and the centre coordinates of
 every patch; this callback collects them and writes, atomically, into ``output_dir``:
 
-- ``predictions.npz``: ``rows``, ``cols``, ``y_pred`` (0-based), ``labels`` (0-based truth,
-  -1 unlabeled) and, with ``probabilities=True``, ``probs`` ``(N, K)``;
+- ``predictions.npz``: ``rows``, ``cols``, ``y_pred`` and ``labels`` (the truth) numbered as the
+  maps number classes (``1..K``, 0 unlabelled; ``label_convention`` says so), ``class_names``
+  when the task knows them and, with ``probabilities=True``, ``probs`` ``(N, K)``;
 - ``labels.npy``: the ``H x W`` map of predicted classes ``1..K`` (0 where nothing was
   predicted), when the DataModule knows the scene's size. With ``predict_on="all"`` this
   is the whole-scene map.
@@ -23,6 +24,7 @@ import torch
 from lightning.pytorch.callbacks import BasePredictionWriter
 
 from hsi._atomic import write_bytes_atomic
+from hsi.training.report import prediction_arrays
 
 __all__ = ["PredictionWriter"]
 
@@ -59,7 +61,9 @@ class PredictionWriter(BasePredictionWriter):
         out = Path(self.output_dir)
         out.mkdir(parents=True, exist_ok=True)
         suffix = self._suffix(trainer)
-        arrays = {"rows": coords[:, 0], "cols": coords[:, 1], "y_pred": probs.argmax(axis=1), "labels": labels}
+        names = getattr(pl_module, "hparams", {}).get("class_names")
+        arrays = {"rows": coords[:, 0], "cols": coords[:, 1],
+                  **prediction_arrays(names, y_pred=probs.argmax(axis=1), labels=labels)}
         if self.probabilities:
             arrays["probs"] = probs.astype(np.float32)
         buffer = io.BytesIO()
@@ -68,7 +72,7 @@ class PredictionWriter(BasePredictionWriter):
         shape = getattr(trainer.datamodule, "image_shape", None) if trainer.datamodule is not None else None
         if shape is not None:
             class_map = np.zeros(tuple(shape), dtype=np.int32)
-            class_map[coords[:, 0], coords[:, 1]] = arrays["y_pred"] + 1
+            class_map[coords[:, 0], coords[:, 1]] = arrays["y_pred"]
             buffer = io.BytesIO()
             np.save(buffer, class_map)
             write_bytes_atomic(out / f"labels{suffix}.npy", buffer.getvalue())

@@ -53,11 +53,11 @@ def test_classical_run_writes_what_a_deep_run_writes(classical_run, deep_run):
         y_true, y_pred = got["y_true"], got["y_pred"]
         probs = got["probs"]
     assert probs.shape == (len(y_true), len(metrics["class_names"]))
-    np.testing.assert_array_equal(probs.argmax(1), y_pred)
+    np.testing.assert_array_equal(probs.argmax(1) + 1, y_pred)  # ids 1..K as in the maps
     assert metrics["oa"] == pytest.approx(accuracy_score(y_true, y_pred), abs=1e-9)
     assert metrics["aa"] == pytest.approx(balanced_accuracy_score(y_true, y_pred), abs=1e-9)
     assert metrics["kappa"] == pytest.approx(cohen_kappa_score(y_true, y_pred), abs=1e-9)
-    labels = list(range(len(metrics["class_names"])))
+    labels = list(range(1, len(metrics["class_names"]) + 1))
     np.testing.assert_array_equal(np.array(metrics["confusion"]), confusion_matrix(y_true, y_pred, labels=labels))
     assert 0.0 < metrics["oa"] < 1.0  # a real, imperfect classifier on this scene
 

@@ -92,3 +92,29 @@ def test_cli_errors_name_the_option(mat_scene, tmp_path, capsys):
     (tmp_path / "taken.h5").write_bytes(b"x")
     assert main(["convert", str(src), "--to", "h5", str(tmp_path / "taken.h5"), "--key", "data"]) == 2
     assert "already exists" in capsys.readouterr().err and (tmp_path / "taken.h5").read_bytes() == b"x"
+
+
+@pytest.mark.parametrize("to, name", [("h5", "out.tif"), ("h5", "out"), ("npy", "out.h5"), ("npy", "out.tif"),
+                                      ("gtiff", "out.h5")])
+def test_output_name_is_checked_against_to_before_any_work(mat_scene, tmp_path, capsys, monkeypatch, to, name):
+    """``--to h5 out.tif`` used to convert first and fail on reading the output back, leaving out.tif behind."""
+    import hsi.io
+
+    def no_read(*args, **kwargs):
+        raise AssertionError("the input was opened before the output name was checked")
+
+    monkeypatch.setattr(hsi.io, "open_cube", no_read)
+    src, _, _ = mat_scene
+    assert main(["convert", str(src), "--to", to, str(tmp_path / name), "--key", "data"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"error: OUT: {tmp_path / name}: "), err
+    assert f"--to {to}" in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]  # nothing written
+
+
+def test_collection_pack_name_is_checked_before_packing(tmp_path, capsys):
+    scenes = tmp_path / "scenes.yaml"
+    scenes.write_text("scenes:\n  - {name: a, cube: missing.h5, labels: missing.h5}\nsplit: block\n")
+    assert main(["convert", "--collection", str(scenes), "--to", "h5", str(tmp_path / "pack.tif")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pack.tif" in err[0] and ".h5" in err[0] and "missing.h5" not in err[0], err

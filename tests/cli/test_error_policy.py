@@ -128,7 +128,7 @@ def _cases(tmp: Path, cube: Path) -> dict[str, tuple[list[str], str]]:
                                   "--out", str(tmp / "r2")], "is a directory"),
         "train-out-is-a-file": (["train", *TINY, "--out", str(a_file)], "this path is a file"),
         "train-out-under-a-file": (["train", *TINY, "--out", str(a_file / "run")], "is a file, not a folder"),
-        "train-config-missing": (["train", "--config", str(tmp / "missing.yaml")], "file not found"),
+        "train-config-missing": (["train", "--config", str(tmp / "missing.yaml")], "no such file"),
         "train-accelerator-tpu": (["train", *TINY, "--accelerator", "tpu", "--out", str(tmp / "r3")],
                                   "--accelerator: tpu"),
         "train-devices-0": (["train", *TINY, "--devices", "0", "--out", str(tmp / "r4")], "--devices: 0"),
@@ -167,12 +167,12 @@ def test_expected_failure_is_one_error_line(case, tmp_path, cube, hsi_main, monk
 
 def test_permission_denied_on_a_users_file_is_one_error_line(tmp_path, cube, hsi_main, monkeypatch):
     """Running as root, chmod cannot deny a read: the denial is injected where the cube file is opened."""
-    import hsi.data.scene_source as scene_source
+    import hsi._identity as identity
 
     def denied(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(scene_source, "open", denied, raising=False)
+    monkeypatch.setattr(identity, "open", denied, raising=False)
     status, _, err = hsi_main(["train", "--cube", str(cube), "--labels", str(cube), "--out", str(tmp_path / "r")],
                               tmp_path)
     line = _one_error_line(status, err)

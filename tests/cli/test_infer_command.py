@@ -32,7 +32,7 @@ def test_infer_writes_every_output(trained, hsi_main, tmp_path):
     assert {"labeled", "test"} <= set(metrics)
     # the map agrees with the run's own test predictions on the test pixels
     pred = np.load(trained / "predictions.npz")
-    np.testing.assert_array_equal(labels[pred["rows"], pred["cols"]], pred["y_pred"] + 1)
+    np.testing.assert_array_equal(labels[pred["rows"], pred["cols"]], pred["y_pred"])
     assert metrics["test"]["oa"] == trained_metrics["oa"]
     names, _ = read_class_info(out / "classification.hdr")
     assert names[1:] == trained_metrics["class_names"]

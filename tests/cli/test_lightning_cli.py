@@ -70,8 +70,8 @@ def test_fit_then_test_and_predict_from_the_checkpoint_alone(tmp_path):
     assert predict.returncode == 0, predict.stderr[-3000:]
     saved = np.load(other / "preds" / "predictions.npz")
     n = len(saved["rows"])
-    assert n > 0 and saved["probs"].shape == (n, 3) and set(saved["y_pred"]) <= {0, 1, 2}
-    assert (saved["labels"] >= 0).all()  # the test split: labeled pixels
+    assert n > 0 and saved["probs"].shape == (n, 3) and set(saved["y_pred"]) <= {1, 2, 3}
+    assert (saved["labels"] >= 1).all()  # the test split: labeled pixels, numbered as the maps number them
     class_map = np.load(other / "preds" / "labels.npy")
     assert class_map.shape == (24, 24)
-    np.testing.assert_array_equal(class_map[saved["rows"], saved["cols"]], saved["y_pred"] + 1)
+    np.testing.assert_array_equal(class_map[saved["rows"], saved["cols"]], saved["y_pred"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pytest
@@ -118,3 +119,140 @@ def test_package_warnings_are_one_line_on_the_console(tmp_path, hsi_subprocess):
     lines = [line for line in proc.stderr.splitlines() if "NaN" in line]
     assert lines and all(line.startswith("warning: ") for line in lines), proc.stderr
     assert "hsi/io" not in proc.stderr and "warnings.warn" not in proc.stderr  # no file, line or source of hsi's
+
+
+# ---------------------------------------------------------------- DDP ranks, resumed runs, repeated warnings
+DDP = ["--accelerator", "cpu", "--devices", "2", "--strategy", "ddp"]
+#: Lightning's lines of a DDP start (every rank's, then rank 0's banner)
+DDP_LINES = ("Initializing distributed", "distributed_backend=", "All distributed processes registered")
+#: Lightning's warnings on resuming (hsi's staging folder always differs from the checkpoint's; a mid-epoch save)
+RESUME_WARNINGS = ("The dirpath has changed", "resuming from a checkpoint that ended before the epoch ended")
+#: what the ENVI reader says of a header whose two CRS fields disagree (Samson's does)
+CRS_WARNING = "describes another CRS than 'map info'"
+UTM_10N_OTHER = ('PROJCS["UTM_Zone_10N",GEOGCS["GCS_WGS_1984",DATUM["D_WGS_1984",SPHEROID["WGS_1984",6378137.0,'
+                 '298.257223563]],PRIMEM["Greenwich",0.0],UNIT["Degree",0.0174532925199433]],PROJECTION['
+                 '"Transverse_Mercator"],PARAMETER["False_Easting",50000.0],PARAMETER["False_Northing",0.0],'
+                 'PARAMETER["Central_Meridian",-123.0],PARAMETER["Scale_Factor",0.9996],PARAMETER['
+                 '"Latitude_Of_Origin",0.0],UNIT["Meter",1.0]]')
+
+
+@pytest.fixture(scope="module")
+def envi_scene(tmp_path_factory):
+    """The tiny synthetic scene as an ENVI cube whose header warns (Samson's two CRS fields) and a .mat map."""
+    from hsi.scenes import make_synthetic_scene
+
+    folder = tmp_path_factory.mktemp("envi_scene")
+    scene = make_synthetic_scene(height=24, width=24, bands=8, n_classes=3, seed=1)
+    np.moveaxis(np.asarray(scene.cube.data, dtype=np.float32), -1, 0).tofile(folder / "cube.img")  # BSQ
+    scipy.io.savemat(folder / "gt.mat", {"gt": scene.labels.astype(np.uint8)})
+    (folder / "cube.hdr").write_text(
+        "ENVI\nsamples = 24\nlines = 24\nbands = 8\nheader offset = 0\nfile type = ENVI Standard\ndata type = 4\n"
+        "interleave = bsq\nbyte order = 0\nmap info = {UTM, 1.000, 1.000, 612730.910, 4074488.708, 1.0, 1.0, 10, "
+        f"North, WGS-84, units=Meters}}\ncoordinate system string = {{{UTM_10N_OTHER}}}\n")
+    return ["--cube", str(folder / "cube.hdr"), "--labels", str(folder / "gt.mat"), "--labels-key", "gt",
+            "--model", "spectral1d", "--block-size", "6", "--no-progress"]
+
+
+def _run_ddp(args, cwd, hsi_subprocess):
+    """``hsi ARGS`` on two CPU ranks; a port taken by a concurrent run is retried once."""
+    for _ in range(2):
+        proc = hsi_subprocess(args, cwd)
+        if proc.returncode == 0 or "address already in use" not in proc.stderr.lower():
+            break
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+@pytest.mark.slow
+def test_ddp_ranks_and_a_resumed_run_are_quiet_and_warn_once(envi_scene, tmp_path, hsi_subprocess):
+    loud = _run_ddp(["train", *envi_scene, "--epochs", "1", *DDP, "--out", "r1", "--verbose"], tmp_path, hsi_subprocess)
+    assert "Initializing distributed: GLOBAL_RANK: 1" in loud.stderr  # the lines exist; --verbose shows them
+    quiet = _run_ddp(["train", "--resume", "r1/last.ckpt", "--epochs", "2", *DDP, "--num-workers", "1",
+                      "--out", "r2"], tmp_path, hsi_subprocess)
+    assert not [text for text in DDP_LINES + RESUME_WARNINGS if text in quiet.stderr], quiet.stderr
+    assert quiet.stderr.count(CRS_WARNING) == 1, quiet.stderr  # two ranks, a worker and re-reads: said once
+    assert json.loads((tmp_path / "r2" / "metrics.json").read_text())["oa"] > 0
+
+
+def test_a_single_process_run_warns_once_per_file(envi_scene, tmp_path, hsi_subprocess):
+    trained = hsi_subprocess(["train", *envi_scene, "--epochs", "1", "--accelerator", "cpu", "--out", "r"], tmp_path)
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    assert trained.stderr.count(CRS_WARNING) == 1, trained.stderr
+    mapped = hsi_subprocess(["infer", "--checkpoint", "r/best.ckpt", "--cube", envi_scene[1], "--out", "m",
+                             "--accelerator", "cpu", "--no-progress"], tmp_path)
+    assert mapped.returncode == 0, mapped.stderr[-3000:]
+    assert mapped.stderr.count(CRS_WARNING) == 1, mapped.stderr  # the header is read three times
+
+
+@pytest.mark.shared
+@pytest.mark.slow
+def test_samson_on_two_ranks_warns_once(shared_data, tmp_path, hsi_subprocess):
+    proc = _run_ddp(["train", "--scene", "samson", "--root", str(shared_data / "envi" / "samson"), "--model",
+                     "spectral1d", "--epochs", "1", "--no-progress", *DDP, "--num-workers", "1", "--out", "s"],
+                    tmp_path, hsi_subprocess)
+    assert proc.stderr.count(CRS_WARNING) == 1, proc.stderr
+    assert proc.stderr.count("spectral1d reads 1x1 patches") == 1, proc.stderr  # rank 1 repeats no line of rank 0's
+    assert not [text for text in DDP_LINES if text in proc.stderr], proc.stderr
+
+
+@pytest.mark.parametrize("text", [
+    "The dirpath has changed from '/a/.r1.staging-1' to '/a/.r2.staging-2', therefore `best_model_score`, ...",
+    "You're resuming from a checkpoint that ended before the epoch ended and your dataloader is not resumable.",
+])
+def test_lightnings_resume_warnings_are_hidden_unless_verbose(text):
+    import warnings
+
+    from hsi._quiet import quiet_lightning
+
+    for verbose, shown in ((True, 1), (False, 0)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            quiet_lightning(verbose=verbose)
+            warnings.warn(text, UserWarning, stacklevel=1)
+        assert len(caught) == shown, verbose
+
+
+def test_ranks_other_than_zero_say_nothing_but_errors(monkeypatch):
+    import logging
+    import warnings
+
+    from hsi._distributed import is_rank_zero
+    from hsi._quiet import quiet_lightning
+    from hsi.errors import DataQualityWarning
+
+    for name in ("RANK", "LOCAL_RANK", "NODE_RANK", "SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK", "PMI_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    assert is_rank_zero()
+    monkeypatch.setenv("SLURM_PROCID", "3")
+    assert is_rank_zero()  # SLURM's one task is the only process
+    monkeypatch.setenv("SLURM_NTASKS", "4")
+    assert not is_rank_zero()
+    monkeypatch.delenv("SLURM_PROCID")
+    monkeypatch.setenv("LOCAL_RANK", "1")  # as Lightning starts the second rank
+    assert not is_rank_zero()
+    hsi_logger = logging.getLogger("hsi")
+    monkeypatch.setattr(hsi_logger, "level", logging.NOTSET)
+    with warnings.catch_warnings(record=True) as caught:
+        quiet_lightning()
+        warnings.warn("cube.hdr: something", DataQualityWarning, stacklevel=1)
+    assert caught == [] and not logging.getLogger("hsi.training").isEnabledFor(logging.WARNING)
+    assert logging.getLogger("hsi.training").isEnabledFor(logging.ERROR)
+
+
+def test_a_warning_is_shown_once_however_often_the_registry_is_reset():
+    import warnings
+
+    from hsi._quiet import _show_once
+    from hsi.errors import DataQualityWarning
+
+    shown = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda message, *rest, **kw: shown.append(str(message))
+        _show_once()
+        for text in ("cube.hdr: odd  header", "cube.hdr: odd header", "other.hdr: odd header"):
+            with warnings.catch_warnings():  # what the readers do; Python's own registry forgets on each
+                warnings.simplefilter("ignore", ResourceWarning)
+            warnings.warn(text, DataQualityWarning, stacklevel=1)
+        warnings.warn("cube.hdr: odd header", UserWarning, stacklevel=1)  # another category: its own warning
+    assert shown == ["cube.hdr: odd  header", "other.hdr: odd header", "cube.hdr: odd header"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import hsi.training.options
+import hsi._checks
 from hsi.errors import OptionError
 from hsi.training.options import RunOptions, tensorboard_available
 
@@ -47,7 +47,7 @@ def test_tensorboard_logger_writes_event_files(hsi_main, tmp_path):
 
 
 def test_tensorboard_missing_is_one_line_naming_the_extra(hsi_main, tmp_path, monkeypatch, no_scene_reads):
-    monkeypatch.setattr(hsi.training.options, "tensorboard_available", lambda: False)
+    monkeypatch.setattr(hsi._checks, "tensorboard_available", lambda: False)
     status, out, err = hsi_main([*TINY_RUN, "--logger", "tensorboard", "--out", str(tmp_path / "run")], tmp_path)
     lines = err.strip().splitlines()
     assert status == 2, err
@@ -57,7 +57,7 @@ def test_tensorboard_missing_is_one_line_naming_the_extra(hsi_main, tmp_path, mo
 
 
 def test_tensorboard_missing_in_the_library(monkeypatch):
-    monkeypatch.setattr(hsi.training.options, "tensorboard_available", lambda: False)
+    monkeypatch.setattr(hsi._checks, "tensorboard_available", lambda: False)
     with pytest.raises(OptionError, match=r"hsi-lightning\[tensorboard\]"):
         RunOptions(logger="tensorboard")
 

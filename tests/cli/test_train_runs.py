@@ -101,7 +101,7 @@ def test_resume_applies_and_records_allowed_changes(trained, hsi_main, tmp_path)
                                      "--out", str(out), "--no-progress"], tmp_path)
     assert status == 0, err
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["start_epoch"] == 1 and metrics["epochs_trained"] == 2
+    assert metrics["start_epoch"] == 2 and metrics["epochs_trained"] == 2  # epochs numbered from 1
     assert metrics["config"]["model"]["lr"] == 0.01 and metrics["config"]["run"]["epochs"] == 2
     assert metrics["config"]["data"]["patch_size"] == 5 and metrics["config"]["model"]["model"] == "spectral1d"
     assert metrics["config"]["resumed_from"] == str(trained / "last.ckpt")
@@ -145,11 +145,14 @@ def test_default_model_is_the_registry_default():
 
 def test_three_d_models_get_the_recommended_pca_unless_told(caplog):
     from hsi.training.config import TrainConfig
-    from hsi.training.run import settle
+    from hsi.training.run import backend_for, settle
 
     scene = {"scene_options": {"height": 24, "width": 24, "bands": 40, "n_classes": 3}}
-    settled = settle(TrainConfig(data=dict(scene), model={"model": "hybridsn"}))
-    assert settled.data["pca"] == 30 and "PCA to 30 components" in caplog.text
+    backend = backend_for("hybridsn")
+    settled = settle(TrainConfig(data=dict(scene), model={"model": "hybridsn"}), backend)
+    assert settled.data["pca"] == 30 and "PCA to 30 components" not in caplog.text  # said when training starts:
+    backend.announce()  # never before an error about something else
+    assert "PCA to 30 components" in caplog.text
     assert "pca" not in settle(TrainConfig(data=dict(scene), model={"model": "cnn2d"})).data
     assert settle(TrainConfig(data={**scene, "pca": None}, model={"model": "hybridsn"})).data["pca"] is None
 
@@ -157,10 +160,12 @@ def test_three_d_models_get_the_recommended_pca_unless_told(caplog):
 def test_spectral_model_gets_one_pixel_patches_unless_told(caplog):
     from hsi.models import build_model, recommended_patch_size
     from hsi.training.config import TrainConfig
-    from hsi.training.run import settle
+    from hsi.training.run import backend_for, settle
 
     scene = {"scene_options": {"height": 24, "width": 24, "bands": 40, "n_classes": 3}}
-    settled = settle(TrainConfig(data=dict(scene), model={"model": "spectral1d"}))
+    backend = backend_for("spectral1d")
+    settled = settle(TrainConfig(data=dict(scene), model={"model": "spectral1d"}), backend)
+    backend.announce()
     assert settled.data["patch_size"] == 1 and "patch size 1" in caplog.text
     assert settle(TrainConfig(data={**scene, "patch_size": 7}, model={"model": "spectral1d"})).data["patch_size"] == 7
     for name in ("cnn2d", "fcn", "svm"):
@@ -178,3 +183,21 @@ def test_spectral_model_gets_one_pixel_patches_unless_told(caplog):
 def test_classical_model_cannot_resume(hsi_main, tmp_path, trained):
     status, _, err = hsi_main(["train", "--model", "svm", "--resume", str(trained / "last.ckpt")], tmp_path)
     assert status == 2 and err.startswith("error: --resume")
+
+
+def test_predictions_number_classes_as_the_maps_do(trained):
+    import numpy as np
+
+    from hsi.scenes.synthetic import make_synthetic_scene
+    from hsi.training.report import LABEL_CONVENTION
+
+    truth = make_synthetic_scene(height=24, width=24, bands=8, n_classes=3, seed=1).labels  # 1..K, 0 unlabelled
+    metrics = json.loads((trained / "metrics.json").read_text())
+    with np.load(trained / "predictions.npz") as pred:  # no pickle needed
+        rows, cols = pred["rows"], pred["cols"]
+        np.testing.assert_array_equal(pred["y_true"], truth[rows, cols])  # compared as they are, they agree
+        assert set(pred["y_pred"].tolist()) <= {1, 2, 3}
+        np.testing.assert_array_equal(pred["probs"].argmax(1) + 1, pred["y_pred"])
+        assert str(pred["label_convention"]) == LABEL_CONVENTION and "1..K" in LABEL_CONVENTION
+        assert pred["class_names"].tolist() == metrics["class_names"]
+        assert np.mean(pred["y_true"] == pred["y_pred"]) == pytest.approx(metrics["oa"])

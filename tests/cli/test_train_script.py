@@ -73,7 +73,7 @@ def test_metrics_agree_with_sklearn_on_saved_predictions(two_epoch_run):
     metrics = json.loads((out / "metrics.json").read_text())
     pred = np.load(out / "predictions.npz")
     y_true, y_pred = pred["y_true"], pred["y_pred"]
-    assert (y_true >= 0).all()  # test pixels are labeled pixels
+    assert (y_true >= 1).all()  # test pixels are labeled pixels (ids 1..K, as the maps number them)
     assert metrics["oa"] == pytest.approx(accuracy_score(y_true, y_pred))
     assert metrics["aa"] == pytest.approx(balanced_accuracy_score(y_true, y_pred))
     assert metrics["kappa"] == pytest.approx(cohen_kappa_score(y_true, y_pred))
@@ -100,7 +100,7 @@ def test_resume_continues_from_the_saved_epoch(two_epoch_run, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     metrics = json.loads((resumed / "metrics.json").read_text())
-    assert metrics["start_epoch"] == 2 and metrics["epochs_trained"] == 3
+    assert metrics["start_epoch"] == 3 and metrics["epochs_trained"] == 3  # epochs numbered from 1
     # Only one epoch ran in the resumed process: its log holds epoch 2 alone.
     logged = {int(float(line.split(",")[0])) for f in (resumed / "logs").glob("**/metrics.csv")
               for line in f.read_text().splitlines()[1:] if line and line.split(",")[0]}

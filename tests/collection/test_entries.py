@@ -39,7 +39,7 @@ def test_bad_collections_are_refused_naming_the_key(doc, words):
 
 
 def test_missing_file_names_the_entry_and_the_path(files, tmp_path):
-    with pytest.raises(DatasetNotFoundError, match=r"scenes\[0\]: labels: .*nope\.mat.*no such file"):
+    with pytest.raises(DatasetNotFoundError, match=r"scenes\[0\] 'n': labels: .*nope\.mat.*no such file"):
         read_collection([{"name": "n", "cube": str(files["north"]), "labels": str(tmp_path / "nope.mat")}])
     with pytest.raises(DatasetNotFoundError, match="no such file"):
         read_collection(tmp_path / "absent.yaml")

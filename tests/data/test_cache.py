@@ -166,9 +166,8 @@ def test_flipped_bytes_between_former_sample_points_are_caught(tmp_path, caplog)
     np.testing.assert_array_equal(again.load("cube"), arr)
 
 
-def test_large_cache_is_checked_on_first_touch(tmp_path, monkeypatch):
+def test_large_cache_is_checked_on_first_touch(tmp_path, monkeypatch, caplog):
     import hsi.data.cache as cache_mod
-    from hsi.errors import CacheError
 
     monkeypatch.setattr(cache_mod, "FULL_CHECK_BYTES", 0)  # every cache counts as large
     monkeypatch.setattr(cache_mod, "CHUNK_BYTES", 1 << 16)
@@ -179,12 +178,65 @@ def test_large_cache_is_checked_on_first_touch(tmp_path, monkeypatch):
     _flip(built.path / "cube.npy", 700_000)
     entry = PatchCache(tmp_path, {"k": "large"}, prefix="t").open_or_build(builder)
     assert not entry.built  # not read on open...
-    with pytest.raises(CacheError, match=r"cube.npy bytes 655360..720895 differ"):
-        entry.arrays["cube"]  # ...but before the first use
-    assert not (built.path / "meta.json").exists()  # invalidated
-    rebuilt = PatchCache(tmp_path, {"k": "large"}, prefix="t").open_or_build(builder)
-    assert rebuilt.built
-    np.testing.assert_array_equal(rebuilt.load("cube"), arr)
+    caplog.set_level(logging.INFO, logger="hsi.data")
+    path = entry.arrays["cube"]  # ...but before the first use, which rebuilds it
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "\n" not in warned[0]
+    assert "cube.npy bytes 655360..720895 differ from their checksum (corrupt); rebuilt it" in warned[0]
+    np.testing.assert_array_equal(np.load(path), arr)
+    assert PatchCache(tmp_path, {"k": "large"}, prefix="t").verify()[0] is not None  # valid on disk again
+
+
+def _flip_data(path, n=64):
+    """Flip ``n`` bytes in the middle of a ``.npy`` file's data (its header stays readable)."""
+    _flip(path, path.stat().st_size // 2, n)
+
+
+def test_corruption_found_lazily_by_a_new_datamodule_is_rebuilt(make_dm, monkeypatch, caplog):
+    import hsi.data.cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "FULL_CHECK_BYTES", 0)  # verified per file on first touch, as large caches are
+    dm = make_dm(augment=False)
+    dm.prepare_data()
+    dm.setup("fit")
+    ref = [b[0].clone() for b in dm.val_dataloader()]
+    _flip_data(dm.cache_path / "cube.npy")  # after the build, before a new DataModule reads it
+    caplog.set_level(logging.INFO, logger="hsi.data")
+    again = make_dm(augment=False)
+    again.prepare_data()
+    again.setup("fit")  # used to raise CacheError here
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1 and "cube.npy" in warned[0] and "(corrupt); rebuilt it" in warned[0], warned
+    assert all(torch.equal(a, b[0]) for a, b in zip(ref, again.val_dataloader()))
+    caplog.clear()
+    third = make_dm(augment=False)
+    third.setup("fit")
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # the rebuilt cache is valid
+
+
+def test_a_rebuild_that_is_corrupt_again_is_a_clear_error(tmp_path, monkeypatch):
+    import hsi.data.cache as cache_mod
+    from hsi.errors import CacheError
+
+    monkeypatch.setattr(cache_mod, "FULL_CHECK_BYTES", 0)
+    arr = np.arange(300_000, dtype=np.float32)
+    cache, builder = _array_cache(tmp_path, arr, key="again")
+    built = cache.open_or_build(builder)
+    _flip_data(built.path / "cube.npy")
+    entry = PatchCache(tmp_path, {"k": "again"}, prefix="t").open_or_build(builder)
+    write = PatchCache._write
+
+    def faulty_disk(self, arrays, state):  # the rebuilt file is damaged after it was written and hashed
+        out = write(self, arrays, state)
+        _flip_data(self.path / "cube.npy")
+        return out
+
+    monkeypatch.setattr(PatchCache, "_write", faulty_disk)
+    with pytest.raises(CacheError, match=r"cube.npy was corrupt, was rebuilt, and is corrupt again .*another "
+                                         r"cache_dir") as info:
+        entry.arrays["cube"]
+    assert str(built.path) in str(info.value)
+    assert not (built.path / "meta.json").exists()  # never reused as it is
 
 
 def test_file_identity_memo_does_not_hide_a_rewrite_with_restored_mtime(tmp_path):

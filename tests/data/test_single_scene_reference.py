@@ -27,7 +27,7 @@ CASES = {
     "random_pca": dict(scene="synthetic", scene_options={"height": 40, "width": 40, "bands": 24, "seed": 2},
                        split="random", pca=5, patch_size=3, batch_size=8, seed=1, scaling="standardize"),
     "folds": dict(scene="synthetic", scene_options={"height": 48, "width": 48, "bands": 16, "seed": 4}, folds=3,
-                  fold=1, block_size=8, patch_size=5, batch_size=16, seed=0),
+                  fold=2, block_size=8, patch_size=5, batch_size=16, seed=0),  # the second fold (1-based)
 }
 
 #: what hsi 0.1.0 gave (see the module docstring)

@@ -44,3 +44,22 @@ def test_config_file_sets_data_options_and_the_command_line_wins(tmp_path, capsy
     config.write_text("patch_sise: 5\n")
     assert main(["doctor", "--config", str(config), "--checks", "batches"]) == 2
     assert "unknown option 'patch_sise'" in capsys.readouterr().err
+
+
+def test_doctor_resolves_the_patch_size_as_train_does(tmp_path, capsys):
+    """Issue 39: ``hsi doctor --model ssnet`` checked 11 x 11 patches while ``hsi train`` gives ssnet 7 x 7."""
+    from hsi.cli import build_parser
+    from hsi.cli import doctor as doctor_cli
+    from hsi.cli.train import make_config
+    from hsi.training.run import settle
+
+    data = ["--scene-options", "height=32", "width=32", "bands=24", "n_classes=4", "seed=1", "--block-size", "8"]
+    trained = settle(make_config(build_parser("train").parse_args(["train", *data, "--model", "ssnet"]))).data
+    doctored = doctor_cli.make_datamodule(build_parser("doctor").parse_args(["doctor", *data, "--model", "ssnet"]))
+    assert trained["patch_size"] == 7 and doctored.patch_size == trained["patch_size"]
+    assert doctored.hparams.pca == trained.get("pca")
+    assert main(["doctor", *data, "--model", "ssnet", "--out", str(tmp_path), "--checks", "batches"]) == 0
+    assert "expected (B, 24, 7, 7)" in capsys.readouterr().out  # the batches checked are the ones training reads
+    assert main(["doctor", *data, "--model", "ssnet", "--patch-size", "5", "--out", str(tmp_path),
+                 "--checks", "batches"]) == 0  # given: kept, as train keeps it
+    assert "expected (B, 24, 5, 5)" in capsys.readouterr().out

@@ -51,7 +51,7 @@ def test_writes_every_output_with_a_row_per_model_and_no_leak(evaluated):
     board = _board(folder)
     assert sorted(r["model"] for r in board["rows"]) == ["spectral1d", "svm"]
     for row in board["rows"]:
-        assert [(f["seed"], f["fold"]) for f in row["folds"]] == [(0, 0), (0, 1), (0, 2)]
+        assert [(f["seed"], f["fold"]) for f in row["folds"]] == [(0, 1), (0, 2), (0, 3)]
         assert all(f["leak"] == 0 for f in row["folds"])
         assert row["oa_mean"] == pytest.approx(sum(f["oa"] for f in row["folds"]) / 3)
         assert set(row) >= {"oa_std", "aa_mean", "aa_std", "kappa_mean", "kappa_std", "per_class", "seconds"}

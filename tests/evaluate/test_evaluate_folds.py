@@ -74,9 +74,62 @@ def test_datamodule_checks_the_fold_options_and_keys_its_cache_by_fold():
 
     with pytest.raises(OptionError, match="fold"):
         HSIDataModule(folds=3)
-    with pytest.raises(OptionError, match="from 0 to 2"):
-        HSIDataModule(folds=3, fold=3)
+    with pytest.raises(OptionError, match="from 1 to 3"):
+        HSIDataModule(folds=3, fold=4)
+    with pytest.raises(OptionError, match=">= 1"):
+        HSIDataModule(folds=3, fold=0)  # folds count from 1
     with pytest.raises(OptionError, match="split=block"):
-        HSIDataModule(folds=3, fold=0, split="random")
-    keys = [HSIDataModule(folds=3, fold=i)._recipe().description({"scene": "x"}) for i in (0, 1)]
-    assert keys[0]["fold"] == 0 and keys[1]["fold"] == 1 and keys[0] != keys[1]
+        HSIDataModule(folds=3, fold=1, split="random")
+    keys = [HSIDataModule(folds=3, fold=i)._recipe().description({"scene": "x"}) for i in (1, 2)]
+    assert keys[0]["fold"] == 1 and keys[1]["fold"] == 2 and keys[0] != keys[1]
+
+
+SMALL = {"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1}
+
+
+def _fold_dm(**overrides):
+    from hsi.data import HSIDataModule
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return HSIDataModule(**{"scene": "synthetic", "scene_options": SMALL, "patch_size": 5, "block_size": 6,
+                                "folds": 3, "fold": 1, **overrides})
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_fold_1_is_the_first_fold():
+    labels = make_synthetic_scene(**SMALL).labels
+    for fold in (1, 3):
+        dm = _fold_dm(fold=fold)
+        dm.prepare_data()
+        dm.setup("fit")
+        first = block_split(labels, 6, fractions=(0.6, 0.2, 0.2), buffer=2, seed=0, n_folds=3, fold=fold - 1)
+        assert np.array_equal(dm.split.test, first.test) and np.array_equal(dm.split.train, first.train)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_a_checkpoint_that_counted_folds_from_0_loads_with_the_same_split(tmp_path):
+    import lightning.pytorch as pl
+    import torch
+
+    from hsi.data import HSIDataModule
+    from hsi.data.checkpoint import read_checkpoint
+    from hsi.training import HSIClassifier
+
+    dm = _fold_dm(fold=2)
+    task = HSIClassifier(model="spectral1d", num_bands=dm.num_bands, num_classes=dm.num_classes, patch_size=5,
+                         class_names=dm.class_names, max_epochs=1)
+    trainer = pl.Trainer(max_epochs=1, limit_train_batches=1, limit_val_batches=0, num_sanity_val_steps=0,
+                         accelerator="cpu", logger=False, enable_checkpointing=False, enable_progress_bar=False,
+                         enable_model_summary=False)
+    trainer.fit(task, datamodule=dm)
+    trainer.save_checkpoint(tmp_path / "new.ckpt")
+    ckpt = torch.load(tmp_path / "new.ckpt", weights_only=True)
+    assert ckpt["datamodule_hyper_parameters"]["fold"] == 2
+    ckpt["datamodule_hyper_parameters"]["fold"] = 1  # what an earlier version wrote for the second fold
+    torch.save(ckpt, tmp_path / "old.ckpt")
+    for name in ("new.ckpt", "old.ckpt"):
+        assert read_checkpoint(tmp_path / name)["datamodule_hyper_parameters"]["fold"] == 2
+        loaded = HSIDataModule.load_from_checkpoint(tmp_path / name)
+        loaded.setup("fit")
+        assert loaded.hparams.fold == 2 and np.array_equal(loaded.split.test, dm.split.test)

@@ -57,7 +57,7 @@ def test_test_pixel_metrics_are_those_training_reported(classical_run, tmp_path)
     result = infer_scene(classical_run / "model.npz", scene="synthetic", out=tmp_path / "map", progress=False)
     trained = json.loads((classical_run / "metrics.json").read_text())
     with np.load(classical_run / "predictions.npz") as pred:
-        np.testing.assert_array_equal(result.labels[pred["rows"], pred["cols"]], pred["y_pred"] + 1)
+        np.testing.assert_array_equal(result.labels[pred["rows"], pred["cols"]], pred["y_pred"])
         np.testing.assert_array_equal(result.confidence[pred["rows"], pred["cols"]], pred["probs"].max(axis=1))
     for key in ("oa", "aa", "kappa"):
         assert result.metrics["test"][key] == pytest.approx(trained[key], abs=1e-12)

@@ -76,6 +76,36 @@ def test_geotiff_maps_equal_the_npy_maps_with_names_and_colours(geo_run, cnn_ckp
         np.testing.assert_array_equal(colours, model.palette)
 
 
+def test_confidence_and_probabilities_have_band_names_and_overviews_like_labels(geo_run):
+    from hsi.infer.write import CONFIDENCE_BAND
+
+    out, _ = geo_run
+    layouts = {}
+    for name in ("labels.tif", "confidence.tif", "probabilities.tif"):
+        with rasterio.open(out / name) as src:
+            assert all(src.descriptions), (name, src.descriptions)
+            assert all(src.overviews(band) for band in src.indexes), name
+            layouts[name] = src.tags(ns="IMAGE_STRUCTURE").get("LAYOUT")
+            if name == "confidence.tif":
+                assert src.descriptions == (CONFIDENCE_BAND,)
+                full, half = src.read(1), src.read(1, out_shape=(1, src.height // 2, src.width // 2))
+                assert np.nanmin(half) >= np.nanmin(full) and np.nanmax(half) <= np.nanmax(full)  # averaged
+    assert set(layouts.values()) == {"COG"}, layouts
+
+
+def test_map_title_names_the_cube_file_not_its_folder(cnn_ckpt, geo_cube, tmp_path, monkeypatch):
+    import hsi.viz
+    from hsi.viz import figure_name
+
+    titles = []
+    draw = hsi.viz.plot_class_map
+    monkeypatch.setattr(hsi.viz, "plot_class_map", lambda *a, **kw: titles.append(kw["title"]) or draw(*a, **kw))
+    infer_scene(cnn_ckpt, geo_cube, out=tmp_path / "o", tile=40, format=("npy",), accelerator="cpu", progress=False)
+    assert titles == ["scene: predicted classes"], titles  # geo_cube is <tmp>/geo.../scene.h5
+    assert figure_name("/data/run 3/samson_1.img.hdr") == "samson_1" and figure_name("indian_pines") == "indian_pines"
+    assert figure_name("C.tif") == "C" and figure_name(".hidden") == ".hidden"
+
+
 def test_format_envi_writes_no_tif_and_no_npy(cnn_ckpt, geo_cube, tmp_path, hsi_main):
     code, stdout, stderr = hsi_main(["infer", "--checkpoint", str(cnn_ckpt), "--cube", str(geo_cube), "--out", "o",
                                      "--format", "envi", "--tile", "40", "--accelerator", "cpu", "--no-progress"],

@@ -134,3 +134,65 @@ def test_false_colour_preview_of_another_shape_is_refused():
 
     with pytest.raises(ShapeMismatchError, match=r"preview of a 1300 x 10 map \(every 3-th pixel\) is \(434, 4, 3\)"):
         plot_false_color(np.zeros((433, 4, 3)), shape=(1300, 10))
+
+
+# ---------------------------------------------------------------- split.png: unlabeled and class colours
+def test_lab_and_delta_e_of_known_colours():
+    from hsi.viz import min_delta_e, srgb_to_lab
+
+    np.testing.assert_allclose(srgb_to_lab([255, 255, 255]), [100, 0, 0], atol=0.01)
+    np.testing.assert_allclose(srgb_to_lab([0, 0, 0]), [0, 0, 0], atol=1e-9)
+    np.testing.assert_allclose(srgb_to_lab([255, 0, 0]), [53.24, 80.09, 67.20], atol=0.05)  # published sRGB red
+    assert min_delta_e([[125, 195, 70], [95, 170, 35]]) == pytest.approx(10.1, abs=0.1)  # two scene greens
+    assert min_delta_e([[0, 0, 0]]) == float("inf")
+
+
+def _split_panels(names):
+    """The labels and split panels (drawn RGB) of a split of every class of ``names``, and the labels."""
+    from hsi.preprocess import block_split
+    from hsi.viz import plot_split
+
+    labels = np.repeat(np.arange(len(names) + 1), 4)[None, :].repeat(48, axis=0)  # a stripe per class, 0 first
+    labels[::7] = 0
+    fig = plot_split(block_split(labels, 8, buffer=0, seed=0), labels=labels, class_names=names)
+    return [np.asarray(ax.images[0].get_array())[..., :3].astype(int) for ax in fig.axes[:2]], labels
+
+
+SCENE_NAMES = {"indian_pines": [
+    "Alfalfa", "Corn-notill", "Corn-mintill", "Corn", "Grass-pasture", "Grass-trees", "Grass-pasture-mowed",
+    "Hay-windrowed", "Oats", "Soybean-notill", "Soybean-mintill", "Soybean-clean", "Wheat", "Woods",
+    "Buildings-Grass-Trees-Drives", "Stone-Steel-Towers"],
+    "salinas": ["Brocoli_green_weeds_1", "Brocoli_green_weeds_2", "Fallow", "Fallow_rough_plow", "Fallow_smooth",
+                "Stubble", "Celery", "Grapes_untrained", "Soil_vinyard_develop", "Corn_senesced_green_weeds",
+                "Lettuce_romaine_4wk", "Lettuce_romaine_5wk", "Lettuce_romaine_6wk", "Lettuce_romaine_7wk",
+                "Vinyard_untrained", "Vinyard_vertical_trellis"],
+    "materials": ["Water", "Snow", "Shadow", "Trees", "Grass", "Meadow", "Pasture", "Crop", "Shrub"]}
+
+
+@pytest.mark.parametrize("scene", sorted(SCENE_NAMES))
+def test_split_panels_share_the_unlabeled_colour_and_use_distinct_colours(scene):
+    from hsi.viz import SPLIT_MIN_DELTA_E, min_delta_e
+
+    (labels_panel, split_panel), labels = _split_panels(SCENE_NAMES[scene])
+    unlabeled = labels == 0
+    assert len({tuple(c) for c in labels_panel[unlabeled]}) == 1
+    assert {tuple(c) for c in labels_panel[unlabeled]} == {tuple(c) for c in split_panel[unlabeled]}
+    assert SPLIT_MIN_DELTA_E >= 15
+    for panel in (labels_panel, split_panel):
+        used = np.unique(panel.reshape(-1, 3), axis=0)
+        assert min_delta_e(used) >= SPLIT_MIN_DELTA_E, scene
+    assert len(np.unique(labels_panel.reshape(-1, 3), axis=0)) == len(SCENE_NAMES[scene]) + 1  # one per class
+
+
+def test_distinct_scene_colours_are_kept_and_close_ones_stay_near_their_hue():
+    from hsi.scenes import scene_palette
+    from hsi.viz import SPLIT_COLORS, distinguishable_palette, srgb_to_lab
+
+    names = SCENE_NAMES["indian_pines"]
+    original = scene_palette(names)
+    adjusted = distinguishable_palette(original)
+    assert tuple(adjusted[0]) == SPLIT_COLORS["unlabeled"]
+    changed = [names[k - 1] for k in range(1, len(original)) if tuple(original[k]) != tuple(adjusted[k])]
+    assert changed == ["Grass-pasture-mowed"]  # 10 Delta E from Grass-pasture; every other colour as in map.png
+    hue = np.degrees(np.arctan2(*srgb_to_lab(adjusted[names.index("Grass-pasture-mowed") + 1])[[2, 1]]))
+    assert 90 < hue < 180  # still a green (CIELAB hue angle)

@@ -84,7 +84,10 @@ def test_single_band_class_map_gets_class_counts(script, tmp_path, io_files, cap
     header, _ = io_files.write_envi(tmp_path, gt, name="gt")
     assert script.main([str(header)]) == 0
     out = capsys.readouterr().out
-    assert "shape (H x W x C): 3 x 2 x 1" in out and "label map: 3 x 2, 2 classes" in out and "1: 1, 2: 2" in out
+    assert "kind: label map (3 x 2, stored as a single-band image 3 x 2 x 1)" in out
+    assert "label map: 3 x 2, 2 classes" in out and "1: 1, 2: 2" in out
+    # described as the label map it is, never also as a 1-band cube
+    assert "shape (H x W x C)" not in out and "wavelengths:" not in out and "kind: cube" not in out
 
 
 @pytest.mark.parametrize("case", ["missing", "ambiguous", "wrong key", "corrupt"])
@@ -126,3 +129,61 @@ def test_broken_label_file_reports_the_label_problem(script, tmp_path, capsys):
     assert script.main([str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "negative" in err.lower() and "gt" in err
+
+
+@pytest.mark.parametrize("fmt", ["mat", "h5"])
+def test_h_w_1_label_map_is_described_as_a_label_map(script, tmp_path, capsys, fmt):
+    """An (H, W, 1) map is a label map: not refused as 'no 3-D array' while the listing shows a 3-D one."""
+    gt = (np.arange(30).reshape(5, 6, 1) % 4).astype(np.uint8)
+    path = tmp_path / f"gt.{fmt}"
+    if fmt == "mat":
+        scipy.io.savemat(path, {"gt": gt})
+    else:
+        with h5py.File(path, "w") as f:
+            f["gt"] = gt
+    assert script.main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "'gt' (5 x 6 x 1 uint8)" in out
+    assert "kind: label map (5 x 6, stored as a single-band image 5 x 6 x 1)" in out
+    assert "label map: 5 x 6, 3 classes" in out and "shape (H x W x C)" not in out
+
+
+def test_a_cube_reader_error_on_a_single_band_array_says_what_it_is(tmp_path):
+    from hsi.errors import CubeFormatError
+    from hsi.io import read_cube
+
+    path = tmp_path / "gt.h5"
+    with h5py.File(path, "w") as f:
+        f["gt"] = np.ones((5, 6, 1), np.uint8)
+    with pytest.raises(CubeFormatError, match=r"every axis longer than 1.*'gt' \(5 x 6 x 1 uint8\) has a single band: "
+                                              r"a label map \(read_labels\)"):
+        read_cube(path)
+
+
+def test_every_warning_is_one_line(script, tmp_path, io_files, capsys):
+    """A warning that Python would print over two lines (file:line: Category: message + source line)."""
+    cube = io_files.make_cube(shape=(6, 5, 4))
+    header, _ = io_files.write_envi(tmp_path, cube, name="odd",
+                                    metadata={"wavelength units": "Index", "wavelength": [1, 2, 3, 4]})
+    assert script.main([str(header)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: ") and "'Index' are not a length" in err[0], err
+
+
+def test_a_foreign_library_warning_is_one_line_too(script, cube_file, capsys, monkeypatch):
+    import warnings
+
+    import hsi.io.describe as describe
+
+    real = describe.describe_cube
+
+    def noisy(cube, out):
+        warnings.warn("a library says\n  something over two lines", RuntimeWarning)
+        warnings.warn("a library says\n  something over two lines", RuntimeWarning)  # shown once
+        real(cube, out)
+
+    monkeypatch.setattr(describe, "describe_cube", noisy)
+    assert script.main([str(cube_file)]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert all(line.startswith("warning: ") for line in err), err  # the NaN warning of the cube is one line too
+    assert err.count("warning: a library says something over two lines") == 1

@@ -11,3 +11,9 @@ def synthetic_default():
     from hsi.scenes import make_synthetic_scene
 
     return make_synthetic_scene()
+
+
+@pytest.fixture(autouse=True)
+def _private_checked_files(tmp_path_factory, monkeypatch):
+    """Each test remembers the checksums of placed files in its own stamp (``$XDG_CACHE_HOME/hsi/...``)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg_cache")))

@@ -178,6 +178,72 @@ def test_placed_files_checksum_option(tmp_path, shared_data):
     src = _fake_salinas_a_source(tmp_path, shared_data / "salinas_a" / "SalinasA_gt.mat")
     root = tmp_path / "root"
     shutil.copytree(src, root / "salinas_a")
-    load_scene("salinas_a", root=root)  # placed files are used; shape verified
+    load_scene("salinas_a", root=root, checksum=False)  # placed files are used; shape verified
     with pytest.raises(IntegrityError, match="SalinasA_corrected.mat"):
-        load_scene("salinas_a", root=root, checksum=True)  # the fake cube is not the EHU file
+        load_scene("salinas_a", root=root)  # by default: the fake cube is not the EHU file
+
+
+# ---------------------------------------------------------------- issue 39: placed files are checked by default
+def _flip_byte(path: Path, offset: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[offset] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def _placed(tmp_path: Path) -> tuple[Path, RemoteFile]:
+    """A placed file ``<root>/demo/cube.bin`` and the registry entry that knows its size and SHA-256."""
+    path = tmp_path / "root" / "demo" / "cube.bin"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(np.random.default_rng(0).bytes(300_000))
+    return path, RemoteFile("cube.bin", sha256=_sha(path), size=path.stat().st_size)
+
+
+def test_a_flipped_byte_in_a_placed_file_is_caught_by_default(tmp_path):
+    path, spec = _placed(tmp_path)
+    assert ensure_files("demo", [spec], tmp_path / "root") == {"cube.bin": path}
+    _flip_byte(path, 150_000)  # same size: only the SHA-256 sees it
+    with pytest.raises(IntegrityError) as info:
+        ensure_files("demo", [spec], tmp_path / "root")
+    msg = str(info.value)
+    assert str(path) in msg and f"expected {spec.sha256}" in msg and f"SHA-256 {_sha(path)}" in msg
+    assert "replace it with the original" in msg and "checksum=False" in msg
+    assert ensure_files("demo", [spec], tmp_path / "root", checksum=False) == {"cube.bin": path}  # the way out
+
+
+def test_the_sha256_of_a_placed_file_is_computed_once_per_file_identity(tmp_path, monkeypatch):
+    import os
+
+    import hsi.scenes.files as files
+
+    path, spec = _placed(tmp_path)
+    hashed = []
+    real = files.sha256sum
+    monkeypatch.setattr(files, "sha256sum", lambda p: hashed.append(Path(p)) or real(p))
+    for _ in range(3):
+        ensure_files("demo", [spec], tmp_path / "root")
+    assert hashed == [path]  # once, then remembered
+    stamp = files.checked_files_path()
+    assert stamp.is_file() and stamp.parent.parent == Path(os.environ["XDG_CACHE_HOME"])
+    assert sorted(p.name for p in (tmp_path / "root" / "demo").iterdir()) == ["cube.bin"]  # nothing beside the data
+    st = path.stat()
+    _flip_byte(path, 10)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime: the change time still differs
+    with pytest.raises(IntegrityError, match="SHA-256"):
+        ensure_files("demo", [spec], tmp_path / "root")
+    assert hashed == [path, path]
+
+
+def test_samson_with_a_flipped_byte_fails_to_load(tmp_path, shared_data):
+    src = shared_data / "envi" / "samson"
+    folder = tmp_path / "samson"
+    folder.mkdir()
+    for name in ("samson_1.img", "samson_1.img.hdr", "end3.mat"):
+        shutil.copyfile(src / name, folder / name)
+    assert load_scene("samson", root=tmp_path).shape == (95, 95, 156)  # the copies are the registry's files
+    _flip_byte(folder / "samson_1.img", 1_000_001)  # one count of one pixel: loads fine, shapes and all
+    with pytest.raises(IntegrityError) as info:
+        load_scene("samson", root=tmp_path)
+    msg = str(info.value)
+    assert str(folder / "samson_1.img") in msg
+    assert "expected 4a77f11c20067b69555a65e2f7124a3a822e77c5b6c1bc192ac5ee6ccf786052" in msg
+    assert _sha(folder / "samson_1.img") in msg and "checksum=False" in msg

@@ -12,7 +12,7 @@ from torch import nn
 
 from hsi.data.build import IGNORE_INDEX
 from hsi.models import build_model, list_models
-from hsi.training.refit import classifier_layer, layer_inputs, refit_layer
+from hsi.training.refit import classifier_layer, keep_refit, layer_inputs, refit_layer
 
 
 def _objective(w: torch.Tensor, b: torch.Tensor, x: torch.Tensor, y: torch.Tensor, decay: float) -> torch.Tensor:
@@ -75,7 +75,7 @@ def test_a_layer_followed_by_more_is_not_refit():
     assert layer_inputs(net, layer, [(torch.rand(2, 3, 2, 2), torch.zeros(2, dtype=torch.long))]) is None
 
 
-def _train(tmp_path, refit: bool, **data_options):
+def _train(tmp_path, refit: bool, model: str = "ssnet", epochs: int = 2, **data_options):
     from hsi.training.config import TrainConfig
     from hsi.training.options import RunOptions
     from hsi.training.run import run_training
@@ -83,8 +83,8 @@ def _train(tmp_path, refit: bool, **data_options):
     data = {"scene": "synthetic", "scene_options": {"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1},
             "block_size": 6, "seed": 0, "cache_dir": str(tmp_path / "cache"), **data_options}
     out = tmp_path / ("refit" if refit else "plain")
-    run = RunOptions(epochs=2, seed=0, out=str(out), progress=False, refit=refit)
-    run_training(TrainConfig(data=data, model={"model": "ssnet"}, run=run, given_run={"epochs", "seed", "out"}))
+    run = RunOptions(epochs=epochs, seed=0, out=str(out), progress=False, refit=refit)
+    run_training(TrainConfig(data=data, model={"model": model}, run=run, given_run={"epochs", "seed", "out"}))
     return out
 
 
@@ -111,3 +111,56 @@ def test_index_batches_gathered_on_the_device_are_refit_the_same(tmp_path):
     assert reports[0] == reports[1] and reports[1]["applied"]
     weights = [read_checkpoint(p / "best.ckpt")["state_dict"]["net.head.1.weight"] for p in (host, device)]
     torch.testing.assert_close(weights[0], weights[1])
+
+
+def test_the_refit_is_kept_unless_it_gets_more_than_one_validation_pixel_fewer_right():
+    assert keep_refit(50, 60, 100)[0] and keep_refit(50, 50, 100)[0] and keep_refit(50, 49, 100)[0]
+    keep, reason = keep_refit(50, 48, 100)
+    assert not keep and "50 -> 48 of 100" in reason and "trained layer is kept" in reason
+    assert keep_refit(0, 0, 0)[0]  # nothing to judge by: the refit stands
+
+
+def _worst_layer(weight, bias, features, labels, *args, **kwargs):
+    """A 'refit' that says the rarest training class everywhere: far worse than the trained layer."""
+    rarest = int(torch.bincount(labels[labels != IGNORE_INDEX], minlength=len(weight)).argmin())
+    new_bias = torch.full((len(weight),), -10.0)
+    new_bias[rarest] = 10.0
+    return torch.zeros_like(weight), new_bias
+
+
+def test_a_refit_that_loses_validation_pixels_leaves_best_ckpt_as_trained(tmp_path, monkeypatch):
+    from hsi.data.checkpoint import read_checkpoint
+
+    plain = _train(tmp_path, refit=False)
+    monkeypatch.setattr("hsi.training.refit.refit_layer", _worst_layer)
+    refit = _train(tmp_path, refit=True)
+    report = json.loads((refit / "metrics.json").read_text())["refit"]
+    assert report["val_oa_after"] < report["val_oa_before"] - 1.5 / report["val_pixels"]  # the case is real
+    assert report["kept"] == "trained" and not report["applied"] and "more than one fewer" in report["reason"]
+    before, after = (read_checkpoint(p / "best.ckpt")["state_dict"] for p in (plain, refit))
+    assert all(torch.equal(before[k], after[k]) for k in before)  # best.ckpt holds the trained weights
+    scores = [json.loads((p / "metrics.json").read_text()) for p in (plain, refit)]
+    assert scores[0]["oa"] == scores[1]["oa"] and scores[0]["confusion"] == scores[1]["confusion"]
+
+
+def test_a_refit_that_gains_validation_pixels_is_kept(tmp_path):
+    from hsi.data.checkpoint import read_checkpoint
+
+    plain, refit = (_train(tmp_path, refit=r, model="cnn2d", epochs=1) for r in (False, True))
+    report = json.loads((refit / "metrics.json").read_text())["refit"]
+    assert report["val_oa_after"] > report["val_oa_before"]
+    assert report["kept"] == "refit" and report["applied"]
+    right = round(report["val_oa_after"] * report["val_pixels"])
+    assert f"-> {right} of {report['val_pixels']} validation pixels right" in report["reason"]
+    before, after = (read_checkpoint(p / "best.ckpt")["state_dict"] for p in (plain, refit))
+    assert [k for k in before if not torch.equal(before[k], after[k])]
+
+
+def test_the_console_says_when_the_refit_was_not_kept(hsi_main, tmp_path, monkeypatch):
+    from tests.cli.conftest import TINY
+
+    monkeypatch.setattr("hsi.training.refit.refit_layer", _worst_layer)
+    status, printed, err = hsi_main(["train", *TINY, "--model", "cnn2d", "--epochs", "1", "--out", str(tmp_path / "r")],
+                                    tmp_path)
+    assert status == 0, err
+    assert "classifier layer refit not kept (val OA" in printed and "trained layer kept" in printed

@@ -64,6 +64,8 @@ def _entry(item: Any, index: int, base: Path | None, source: str | None, need_la
     if not isinstance(item, Mapping):
         raise CollectionError(f"{where}: expected a mapping such as {{name: north, cube: north.h5, labels: "
                               f"north_gt.mat}}, found {type(item).__name__}")
+    if item.get("name") is not None:  # messages name the entry as the user does
+        where = f"{where} {item['name']!r}"
     _unknown(list(item), ENTRY_KEYS, where)
     if item.get("pack"):
         return SceneEntry(name=str(item["name"]), pack=_path(item["pack"], base, where, "pack", True),
@@ -133,7 +135,7 @@ def _declarations(item: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 def _check_registry(scene: str, options: dict[str, Any], where: str) -> None:
     """A registered scene and options its loader takes (the DataModule's own check, with the entry named)."""
-    from hsi.data.arguments import _check_scene
+    from hsi._combinations import _check_scene
     from hsi.errors import OptionError
 
     try:
@@ -213,7 +215,7 @@ def _from_mapping(data: Mapping[str, Any], base: Path | None, source: str | None
 
 def _read_file(path: Path, need_labels: bool) -> Collection:
     """A YAML file, or a pack file (its scenes and the split it was packed with)."""
-    import yaml
+    from hsi._yaml import read_yaml
 
     if not path.is_file():
         raise DatasetNotFoundError(f"scenes: {str(path)!r}: no such file (a collection YAML file or a pack .h5)")
@@ -221,10 +223,7 @@ def _read_file(path: Path, need_labels: bool) -> Collection:
         from hsi.data.sources.packfile import read_pack_collection
 
         return _check(read_pack_collection(path), f"scenes ({path})")
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
-        raise CollectionError(f"scenes: {str(path)!r}: not a readable YAML file ({' '.join(str(err).split())})") from None
+    data = read_yaml(path, "scenes", CollectionError)  # a key given twice is refused, naming its lines
     if isinstance(data, list):
         data = {"scenes": data}
     if not isinstance(data, Mapping):

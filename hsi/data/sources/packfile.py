@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from hsi.data.sources.records import PACK_FORMAT, Collection, SceneEntry
-from hsi.errors import CollectionError, DatasetNotFoundError
+from hsi.errors import CollectionError, CubeFormatError, DatasetNotFoundError
 
 __all__ = ["read_pack_collection", "read_pack_scene"]
 
@@ -29,6 +29,20 @@ def _open(path: str | Path) -> Any:
         raise CollectionError(f"scenes: {str(path)!r}: an HDF5 file but not a collection pack (no format="
                               f"{PACK_FORMAT!r} attribute); write one with hsi convert --collection FILE.yaml --to h5")
     return handle
+
+
+def _read(group: Any, dataset: str, path: str | Path, dtype: Any) -> np.ndarray:
+    """The whole of ``group[dataset]`` as ``dtype``; a corrupt chunk or a missing dataset: :class:`CubeFormatError`."""
+    where = f"{group.name.lstrip('/')}/{dataset}"
+    try:
+        return np.asarray(group[dataset][...], dtype=dtype)
+    except KeyError as err:
+        raise CubeFormatError(f"{path}: dataset {where!r} is missing from the pack; pack the collection again "
+                              f"(hsi convert --collection FILE.yaml --to h5 PACK.h5)") from err
+    except (OSError, ValueError) as err:  # h5py: "filter returned failure during read" for a corrupt gzip chunk
+        raise CubeFormatError(f"{path}: dataset {where!r} cannot be read ({err}); a chunk of the pack is corrupt or "
+                              f"the file is truncated; pack the collection again (hsi convert --collection "
+                              f"FILE.yaml --to h5 PACK.h5)") from err
 
 
 def read_pack_collection(path: str | Path) -> Collection:
@@ -51,11 +65,11 @@ def read_pack_scene(path: str | Path, name: str, ignore_georef: bool = False) ->
         if name not in handle:
             raise CollectionError(f"scenes: {str(path)!r}: no scene {name!r} (scenes: {', '.join(handle)})")
         group = handle[name]
-        cube = np.asarray(group["cube"][...], dtype=np.float32)
+        cube = _read(group, "cube", path, np.float32)
         georef = None if ignore_georef else from_h5_attrs(group["cube"].attrs, f"{path} scene {name!r}")
-        labels = np.asarray(group["labels"][...], dtype=np.int64)
-        wl = np.asarray(group["wavelengths"][...], dtype=np.float64) if "wavelengths" in group else None
-        fwhm = np.asarray(group["fwhm"][...], dtype=np.float64) if "fwhm" in group else None
+        labels = _read(group, "labels", path, np.int64)
+        wl = _read(group, "wavelengths", path, np.float64) if "wavelengths" in group else None
+        fwhm = _read(group, "fwhm", path, np.float64) if "fwhm" in group else None
         units = json.loads(group.attrs["units"]) if "units" in group.attrs else None
         names = json.loads(group.attrs["class_names"])
         values = json.loads(group.attrs["label_values"])
