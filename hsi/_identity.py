@@ -21,7 +21,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FULL_HASH_LIMIT", "SAMPLE_CHUNK", "SAMPLE_CHUNKS", "file_identity", "identity_change", "first_change"]
+__all__ = ["FULL_HASH_LIMIT", "SAMPLE_CHUNK", "SAMPLE_CHUNKS", "file_identity", "first_change", "full_sha256",
+           "identity_change"]
 
 #: files up to this many bytes are hashed whole; larger ones by :data:`SAMPLE_CHUNKS` sampled chunks
 FULL_HASH_LIMIT = 256 * 1024 * 1024
@@ -68,12 +69,13 @@ def file_identity(path: str | Path) -> dict[str, Any]:
         sampled = st.st_size > FULL_HASH_LIMIT
         digest = _MEMO.get(key)
         if digest is None:
-            digest = _MEMO[key] = _sampled_sha256(p, st.st_size) if sampled else _full_sha256(p)
+            digest = _MEMO[key] = _sampled_sha256(p, st.st_size) if sampled else full_sha256(p)
     identity = {"path": str(p), "size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
     return {**identity, "hash": "sampled"} if sampled else identity
 
 
-def _full_sha256(path: Path) -> str:
+def full_sha256(path: str | Path) -> str:
+    """Hex SHA-256 of the whole file at ``path``, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(_BLOCK), b""):

@@ -44,19 +44,23 @@ class _NoTips(logging.Filter):
         return "Tip:" not in text and "litlogger" not in text
 
 
-def quiet_lightning(verbose: bool = False) -> None:
+def quiet_lightning(verbose: bool = False, ranks_repeat: bool = True) -> None:
     """Keep Lightning to its warnings and errors, and drop its banners, tips and deprecation warnings.
 
     Parameters
     ----------
     verbose : bool
         True: change nothing (every Lightning line and warning is shown).
+    ranks_repeat : bool
+        The ranks other than 0 repeat rank 0's work (DDP training, one scene's tiles over
+        devices), so they say nothing but errors; False where each rank has work of its own
+        (many-scene inference deals scenes out), whose warnings only it can give.
     """
     if verbose:
         return
     from hsi._distributed import is_rank_zero
 
-    if not is_rank_zero():  # a DDP rank started for rank 0's run: rank 0 says it all
+    if ranks_repeat and not is_rank_zero():  # a DDP rank started for rank 0's run: rank 0 says it all
         logging.getLogger("hsi").setLevel(logging.ERROR)
         warnings.filterwarnings("ignore")
     for name in LIGHTNING_LOGGERS:

@@ -91,7 +91,8 @@ def run_command(module: object, args: argparse.Namespace) -> int:
     """
     from hsi._quiet import one_line_warnings, quiet_lightning
 
-    quiet_lightning(verbose=getattr(args, "verbose", True))  # commands without --verbose are left alone
+    ranks_repeat = getattr(module, "ranks_repeat", lambda _: True)(args)
+    quiet_lightning(verbose=getattr(args, "verbose", True), ranks_repeat=ranks_repeat)  # no --verbose: left alone
     one_line_warnings()
     flags = getattr(module, "FLAGS", lambda: {})()
     try:

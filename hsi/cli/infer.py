@@ -118,6 +118,17 @@ def check_arguments(args: argparse.Namespace) -> None:
             check_input_file(path, flag)
 
 
+def many_scenes(args: argparse.Namespace) -> bool:
+    """Whether the command maps several scenes (``--scenes``, or more than one ``--cube``)."""
+    return args.scenes is not None or bool(args.cube and len(args.cube) > 1)
+
+
+def ranks_repeat(args: argparse.Namespace) -> bool:  # read by hsi.cli.run_command
+    """Whether ranks other than 0 repeat rank 0's work: not when several scenes are dealt out over them (one device
+    each), where each rank's warnings are about scenes only it reads."""
+    return not many_scenes(args) or int(getattr(args, "devices", None) or 1) > 1
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the inference and print what was written."""
     check_arguments(args)
@@ -125,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
     names = {spec.name for spec in _infer_specs()}
     options = InferOptions(**{k: v for k, v in vars(args).items() if k in names})
-    if args.scenes is not None or (args.cube and len(args.cube) > 1):
+    if many_scenes(args):
         return _run_many(args, options)
     result = infer_scene(args.checkpoint, args.cube[0] if args.cube else None, scene=args.scene, root=args.root, cube_key=args.cube_key,
                          layout=args.layout, labels=args.labels, labels_key=args.labels_key, out=args.out,

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hsi._atomic import atomic_path, write_bytes_atomic
+from hsi._identity import full_sha256
 from hsi.errors import DatasetNotFoundError, IntegrityError
 
 ENV_VAR = "HSI_DATA_DIR"
@@ -102,12 +103,8 @@ def locate(root: Path, scene: str, names: Sequence[str]) -> Path | None:
 
 
 def sha256sum(path: str | os.PathLike) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+    """Hex SHA-256 of a file (:func:`hsi._identity.full_sha256`)."""
+    return full_sha256(path)
 
 
 def checked_files_path() -> Path:

@@ -239,6 +239,31 @@ def test_ranks_other_than_zero_say_nothing_but_errors(monkeypatch):
     assert logging.getLogger("hsi.training").isEnabledFor(logging.ERROR)
 
 
+def test_ranks_with_scenes_of_their_own_keep_their_warnings(monkeypatch):
+    """Many-scene inference deals scenes out over the ranks: a warning about rank 1's scene only rank 1 can give."""
+    import logging
+    import warnings
+
+    from hsi.cli import build_parser
+    from hsi.cli.infer import ranks_repeat
+    from hsi._quiet import quiet_lightning
+    from hsi.errors import DataQualityWarning
+
+    def parsed(*extra):
+        return build_parser("infer").parse_args(["infer", "--checkpoint", "c.ckpt", "--out", "o", *extra])
+
+    assert not ranks_repeat(parsed("--cube", "a.h5", "b.h5")) and not ranks_repeat(parsed("--scenes", "s.yaml"))
+    assert ranks_repeat(parsed("--cube", "a.h5")) and ranks_repeat(parsed("--cube", "a.h5", "b.h5", "--devices", "2"))
+    monkeypatch.setenv("RANK", "1")
+    hsi_logger = logging.getLogger("hsi")
+    monkeypatch.setattr(hsi_logger, "level", logging.NOTSET)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        quiet_lightning(ranks_repeat=False)
+        warnings.warn("north.hdr: something", DataQualityWarning, stacklevel=1)
+    assert len(caught) == 1 and logging.getLogger("hsi.infer").isEnabledFor(logging.WARNING)
+
+
 def test_a_warning_is_shown_once_however_often_the_registry_is_reset():
     import warnings
 

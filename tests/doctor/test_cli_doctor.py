@@ -63,3 +63,20 @@ def test_doctor_resolves_the_patch_size_as_train_does(tmp_path, capsys):
     assert main(["doctor", *data, "--model", "ssnet", "--patch-size", "5", "--out", str(tmp_path),
                  "--checks", "batches"]) == 0  # given: kept, as train keeps it
     assert "expected (B, 24, 5, 5)" in capsys.readouterr().out
+
+
+def test_doctor_without_a_model_checks_the_patches_of_train_without_one(tmp_path, capsys):
+    """Issue 39: plain ``hsi doctor`` built 11 x 11 patches while plain ``hsi train`` reads 7 x 7 (its default model's);
+    the doctor's checks still use the plain CNN as their network."""
+    from hsi.cli import build_parser
+    from hsi.cli import doctor as doctor_cli
+    from hsi.cli.train import make_config
+    from hsi.training.run import settle
+
+    data = ["--scene-options", "height=32", "width=32", "bands=24", "n_classes=4", "seed=1", "--block-size", "8"]
+    trained = settle(make_config(build_parser("train").parse_args(["train", *data]))).data
+    doctored = doctor_cli.make_datamodule(build_parser("doctor").parse_args(["doctor", *data]))
+    assert trained["patch_size"] == 7 and doctored.patch_size == 7
+    assert main(["doctor", *data, "--out", str(tmp_path), "--checks", "batches", "inference"]) == 0
+    out = capsys.readouterr().out
+    assert "expected (B, 24, 7, 7)" in out and "PASS inference" in out
