@@ -364,7 +364,9 @@ def _run(args: argparse.Namespace, specs: list[dict], folder: Path, argv: list[s
     print_table(rows, summary)
     print(f"\ntotal {seconds:.0f} s", flush=True)
     if args.json:
-        report = {"argv": argv, "target": TARGET, "seconds": round(seconds, 1),
+        from _machine import machine_facts
+
+        report = {"argv": argv, "machine": machine_facts(), "target": TARGET, "seconds": round(seconds, 1),
                   "scenes": recipe, "sensors": {n: {"wavelengths_nm": [s.first, s.last, s.step], "fwhm_nm": s.fwhm,
                                                     "storage": s.storage, "noise": s.noise,
                                                     "declares": list(s.declares)} for n, s in SENSORS.items()},

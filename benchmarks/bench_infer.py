@@ -263,7 +263,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--threads", type=int, default=2, help="torch threads of each child")
     p.add_argument("--workdir", default=None, help="keep the cubes here between runs (default: a temporary folder)")
-    p.add_argument("--json", action="store_true", help="one JSON line per row")
+    p.add_argument("--json", action="store_true",
+                   help="one JSON line per row, then one line {\"machine\": ..., \"seconds\": ...}")
     p.add_argument("--only", nargs="+", default=None, metavar="ROW:MODEL",
                    help="run only these rows, e.g. pipeline:fcn monai:fcn (a part may be *)")
     for hidden in ("--row", "--model", "--cube", "--out"):
@@ -307,12 +308,16 @@ def _run(args: argparse.Namespace) -> int:
                 runs[i].append(run_row(spec, paths, folder, args))
                 print(f"run: {json.dumps(runs[i][-1])}", file=sys.stderr, flush=True)  # kept if a later row hangs
         rows = [summarize(r) for r in runs]
+        seconds = time.perf_counter() - t0
         if args.json:
+            from _machine import machine_facts
+
             for row in rows:
                 print(json.dumps(row), flush=True)
+            print(json.dumps({"machine": machine_facts(args.device), "seconds": round(seconds, 1)}), flush=True)
         else:
             print_table(rows)
-        print(f"total {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        print(f"total {seconds:.0f} s", file=sys.stderr)
     return 1 if any("error" in row for row in rows) else 0
 
 

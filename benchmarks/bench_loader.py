@@ -32,9 +32,9 @@ Scene: the synthetic generator at 145 x 145 x 200 with ``background_fraction=0.5
   kept by its heap).
 
 Throughput is the median over ``--epochs`` epochs after one warm-up epoch.
-``--json`` prints one JSON line instead. ``--device cuda`` (or ``cpu``) also times the
-device-resident path (``gather_on_device=True``: index batches -> transfer -> gather on
-the device).
+``--json`` prints one JSON line instead, with the machine's facts under ``machine``.
+``--device cuda`` (or ``cpu``) also times the device-resident path
+(``gather_on_device=True``: index batches -> transfer -> gather on the device).
 
     python benchmarks/bench_loader.py [--json] [--device cuda] [--epochs 3] [--share] [--cache-dir DIR]
     python benchmarks/bench_loader.py --collection [--collection-size 512] [--collection-scenes 8]
@@ -201,8 +201,9 @@ def _rates(make, cache_dir: str, epochs: int) -> dict:
                              collate_fn=collate_patches)
 
     dm, _ = train_loader(HSI_TRAIN_BATCH)
-    ds, cube = dm.train_dataset, dm._entry.arrays["cube"]
-    cube_chw = np.ascontiguousarray(np.asarray(dm._entry.load("cube")).transpose(2, 0, 1))
+    entry = dm._ensure_entry()
+    ds, cube = dm.train_dataset, entry.arrays["cube"]
+    cube_chw = np.ascontiguousarray(np.asarray(entry.load("cube")).transpose(2, 0, 1))
     res: dict = {"n_patches": len(ds), "bands": dm.num_bands, "patch": PATCH, "batches": [HSI_TRAIN_BATCH, BATCH]}
     for batch in (HSI_TRAIN_BATCH, BATCH):
         res[f"train_loader_b{batch}"] = _epochs(train_loader(batch)[1], epochs)
@@ -309,6 +310,10 @@ def main(argv: list[str] | None = None) -> dict:
     if args.collection:
         with tempfile.TemporaryDirectory(prefix="hsi-bench-") as tmp:
             res = _collection_memory(args, args.cache_dir or tmp)
+        if args.json:
+            from _machine import machine_facts
+
+            res["machine"] = machine_facts()
         print(json.dumps(res) if args.json else json.dumps(res, indent=2))
         return res
     with tempfile.TemporaryDirectory(prefix="hsi-bench-") as tmp:
@@ -329,6 +334,9 @@ def main(argv: list[str] | None = None) -> dict:
         if args.share:
             res["share"] = _share_rows(cache_dir)
     if args.json:
+        from _machine import machine_facts
+
+        res["machine"] = machine_facts(args.device or "cpu")
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in res.items()}))
     else:
         _print(res)

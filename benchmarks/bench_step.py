@@ -19,7 +19,7 @@ model and both memory formats of the batches (``channels_last=True``, the defaul
 The two formats are measured side by side (loaders epoch by epoch, models step by step,
 one model per format from the same seed), so machine noise hits both alike. Step times
 are medians over ``--steps`` steps after 2 warm-up steps, with ``--threads`` torch
-threads (several values: one table each). ``--json`` prints one JSON line.
+threads (several values: one table each). ``--json`` prints one JSON line: ``{"machine": ..., "rows": [...]}``.
 
     python benchmarks/bench_step.py [--models cnn2d fcn] [--threads 1 2] [--batch 64] [--steps 6] [--patch 11]
                                     [--pca 30] [--json]
@@ -218,7 +218,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
         for threads in args.threads:
             rows += measure(args.models, threads, args.batch, args.steps, args.pca, cache_dir, patch=args.patch)
     if args.json:
-        print(json.dumps([{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]))
+        from _machine import machine_facts
+
+        print(json.dumps({"machine": machine_facts(),
+                          "rows": [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items()} for r in rows]}))
     else:
         _print(rows)
     return rows

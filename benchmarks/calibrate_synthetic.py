@@ -14,11 +14,13 @@ The target is a pixel OA of about 60-75 % and clearly better spatial OAs. Usage:
 
     python benchmarks/calibrate_synthetic.py --seeds 0 1 2
     python benchmarks/calibrate_synthetic.py --set noise=0.01 --set texture=0.05
+    python benchmarks/calibrate_synthetic.py --seeds 0 1 2 3 4 --json    # one JSON line, machine facts included
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from collections.abc import Sequence
 
@@ -106,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--C", type=float, default=100.0)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="override a make_synthetic_scene keyword (float)")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON line (seeds, means, machine) instead of the text")
     args = parser.parse_args(argv)
 
     import torch
@@ -120,12 +124,20 @@ def main(argv: Sequence[str] | None = None) -> None:
         scene = make_synthetic_scene(height=args.size, width=args.size, seed=seed, **params)
         t_gen = time.perf_counter() - t0
         res = evaluate(scene, seed, args.max_train, args.windows, args.C)
-        rows.append(res)
+        rows.append({"seed": seed, **res})
         accs = "  ".join(f"{k}={v:.3f}" for k, v in res.items() if isinstance(v, float) and not k.startswith("n_"))
-        print(f"seed={seed} gen={t_gen:.2f}s train={int(res['n_train'])} test={int(res['n_test'])} "
-              f"split={res['split']}  {accs}", flush=True)
+        if not args.json:
+            print(f"seed={seed} gen={t_gen:.2f}s train={int(res['n_train'])} test={int(res['n_test'])} "
+                  f"split={res['split']}  {accs}", flush=True)
     keys = [k for k, v in rows[0].items() if isinstance(v, float) and not k.startswith("n_")]
-    print("mean over seeds: " + "  ".join(f"{k}={np.mean([r[k] for r in rows]):.3f}" for k in keys))
+    means = {k: float(np.mean([r[k] for r in rows])) for k in keys}
+    if args.json:
+        from _machine import machine_facts
+
+        print(json.dumps({"machine": machine_facts(), "size": args.size, "max_train": args.max_train, "C": args.C,
+                          "scene_options": params, "rows": rows, "mean": means}))
+    else:
+        print("mean over seeds: " + "  ".join(f"{k}={v:.3f}" for k, v in means.items()))
 
 
 if __name__ == "__main__":

@@ -284,8 +284,8 @@ TABLE = {'options': {'data': [{'param': 'scene',
                               'annotation': "Literal['cnn2d', 'cnn3d', 'fcn', 'hybridsn', 'spectral1d', "
                                             "'ssnet', 'svm', 'rf']",
                               'help': 'Network from the model registry (hsi.models.list_models()); the '
-                                      'default, ssnet, was chosen from the accuracy benchmark (see the '
-                                      'README). or a classical per-pixel baseline: svm, rf',
+                                      'default, ssnet, was chosen from the accuracy benchmark '
+                                      '(docs/benchmarks.md). or a classical per-pixel baseline: svm, rf',
                               'default': 'ssnet',
                               'choices': ['cnn2d',
                                           'cnn3d',

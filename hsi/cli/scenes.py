@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from importlib import resources
 
 HELP = "list registry scenes, the files they need and where they go (--guide: the data guide)"
 
@@ -23,8 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def guide_text() -> str:
-    """The data guide shipped with the package (``hsi/scenes/GUIDE.md``)."""
-    return resources.files("hsi.scenes").joinpath("GUIDE.md").read_text(encoding="utf-8")
+    """The data guide shipped with the package (``hsi/scenes/GUIDE.md``; ``data/README.md`` is its copy)."""
+    from hsi.scenes.guide import guide_text as text
+
+    return text()
 
 
 def describe_scene(name: str, root: str | None) -> str:
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from hsi.scenes.registry import describe_scenes
 
     if args.guide:
-        print(guide_text())
+        print(guide_text(), end="")  # the text ends with its own newline: data/README.md byte for byte
     elif args.name:
         print(describe_scene(args.name, args.root))
     else:

@@ -54,9 +54,9 @@ class CNN2D(PatchClassifier):
         ``"gap"``: global average pooling over the whole window; ``"centre"``: the feature
         vector of the centre pixel (``P`` should then be odd).
 
-    Shapes
-    ------
-    ``(B, C, P, P)`` float32 -> logits ``(B, K)``.
+    Notes
+    -----
+    Shapes: ``(B, C, P, P)`` float32 -> logits ``(B, K)``.
     """
 
     def __init__(

@@ -51,9 +51,9 @@ class CNN3D(PatchClassifier):
     dropout : float
         Dropout probability before the linear layer.
 
-    Shapes
-    ------
-    ``(B, C, P, P)`` float32 -> logits ``(B, K)``.
+    Notes
+    -----
+    Shapes: ``(B, C, P, P)`` float32 -> logits ``(B, K)``.
     """
 
     MIN_NUM_BANDS = 3

@@ -56,9 +56,9 @@ class FCN(PatchClassifier):
     receptive_radius : int
         ``r``: output pixel ``(i, j)`` depends only on input pixels within ``r`` of it.
 
-    Shapes
-    ------
-    ``forward``: ``(B, C, P, P)`` -> ``(B, K)``;
+    Notes
+    -----
+    Shapes: ``forward``: ``(B, C, P, P)`` -> ``(B, K)``;
     ``forward_dense``: ``(B, C, h, w)`` -> ``(B, K, h, w)``.
     """
 

@@ -56,9 +56,9 @@ class HybridSN(PatchClassifier):
     dropout : float
         Dropout after each hidden dense layer (0.4 in the paper).
 
-    Shapes
-    ------
-    ``(B, C, P, P)`` float32 -> logits ``(B, K)``.
+    Notes
+    -----
+    Shapes: ``(B, C, P, P)`` float32 -> logits ``(B, K)``.
     """
 
     MIN_NUM_BANDS = 13

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 DEFAULT_MODEL = "ssnet"
-"""The model a run uses when none is named (chosen from the accuracy benchmark; see README)."""
+"""The model a run uses when none is named (chosen from the accuracy benchmark, docs/benchmarks.md)."""
 
 _REGISTRY: dict[str, type[nn.Module]] = {}
 

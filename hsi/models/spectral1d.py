@@ -48,9 +48,9 @@ class Spectral1DCNN(PatchClassifier):
     hidden_units : int
         Units of the fully connected layer (100 in the paper).
 
-    Shapes
-    ------
-    ``(B, C, P, P)`` float32 -> logits ``(B, K)``; any odd ``P`` is accepted at run time.
+    Notes
+    -----
+    Shapes: ``(B, C, P, P)`` float32 -> logits ``(B, K)``; any odd ``P`` is accepted at run time.
     """
 
     ODD_PATCH_SIZE = True

@@ -50,7 +50,7 @@ class SSNet(PatchClassifier):
     with two: its convolutions are too small to split). Measured as ``hsi train`` runs it
     (20 epochs, its stem started from a full-batch per-pixel fit, :meth:`pixel_path` and
     :mod:`hsi.training.pretrain`, its classifier layer refit after training) in 5-fold
-    spatial cross-validation (README, accuracy benchmark): Samson 99.6 ± 0.1 % OA against
+    spatial cross-validation (accuracy benchmark, docs/benchmarks.md): Samson 99.6 ± 0.1 % OA against
     99.4 ± 0.5 % for a cross-validated per-pixel RBF-SVM (context does not help there);
     synthetic scene 94.8 ± 1.9 % against 69.0 ± 2.2 % (context does).
 
@@ -80,16 +80,16 @@ class SSNet(PatchClassifier):
     receptive_radius : int
         ``r``: output pixel ``(i, j)`` depends only on input pixels within ``r`` of it.
 
-    Shapes
-    ------
-    ``forward``: ``(B, C, P, P)`` -> ``(B, K)``;
+    Notes
+    -----
+    Shapes: ``forward``: ``(B, C, P, P)`` -> ``(B, K)``;
     ``forward_dense``: ``(B, C, h, w)`` -> ``(B, K, h, w)``.
     """
 
     dense = True
     ODD_PATCH_SIZE = True
     #: the window it reads with the default ``num_blocks=3`` (``2 r + 1``): a larger patch gives the same
-    #: logits but a wider split buffer, so fewer training pixels (5-fold spatial CV, README: synthetic
+    #: logits but a wider split buffer, so fewer training pixels (5-fold spatial CV, benchmarks/README.md: synthetic
     #: 93.2 -> 94.9 % OA, Samson 98.4 -> 98.7 %); give ``--patch-size 2r+1`` with a larger ``num_blocks``
     RECOMMENDED_PATCH_SIZE = 7
 

@@ -7,7 +7,7 @@ lost sat on class borders. With the rest of the network frozen, the last layer i
 multinomial logistic regression on the features it receives: a convex problem that
 full-batch L-BFGS solves to its optimum in a few hundred cheap steps (the features are
 computed once). Measured over 5 spatial folds of Samson and of the synthetic scene
-(README, accuracy benchmark).
+(accuracy benchmark, docs/benchmarks.md).
 
 The rule that keeps it (:func:`keep_refit`): the refit layer replaces the trained one unless
 it gets more than one validation pixel fewer right, in which case ``best.ckpt`` keeps the

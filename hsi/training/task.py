@@ -63,7 +63,7 @@ class HSIClassifier(L.LightningModule):
     ----------
     model : ModelName
         Network from the model registry (hsi.models.list_models()); the default, ssnet, was chosen from the
-        accuracy benchmark (see the README).
+        accuracy benchmark (docs/benchmarks.md).
     num_bands : int | None
         Input bands after preprocessing (None: from the DataModule).
     num_classes : int | None

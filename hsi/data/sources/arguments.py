@@ -19,7 +19,7 @@ from hsi.errors import OptionError
 __all__ = ["COLLECTION_DEFAULTS", "CollectionSource", "check_collection_arguments", "resolve_defaults", "sources_of"]
 
 #: what the DataModule's "auto" / None defaults are for one scene and for several (benchmarks/bench_cross_sensor.py,
-#: see the README): per-band statistics of whole scenes (per-scene scaling) are far steadier as mean and standard
+#: docs/benchmarks.md): per-band statistics of whole scenes (per-scene scaling) are far steadier as mean and standard
 #: deviation than as extremes, and brightness and per-band noise augmentation let a model trained on one sensor
 #: hold up on another (the default model's worst pair went from 0.88 to 0.96 of its in-scene accuracy)
 SINGLE_DEFAULTS = {"scaling": "minmax", "spectral_scale": 0.0, "spectral_noise": 0.0}

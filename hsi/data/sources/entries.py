@@ -189,7 +189,7 @@ def _check(col: Collection, where: str) -> Collection:
 
 def default_preprocess(value: Any, split: str) -> str:
     """``preprocess`` as given, or by default: ``scene`` with ``split: scene`` (every scene scaled on its own valid
-    pixels, which brings scenes from other sensors together: see the README's cross-sensor benchmark), ``collection``
+    pixels, which brings scenes from other sensors together: see the cross-sensor benchmark, docs/benchmarks.md), ``collection``
     with ``split: block``."""
     if value not in (None, "auto"):
         return str(value)

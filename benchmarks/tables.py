@@ -1,0 +1,505 @@
+"""Render ``docs/benchmarks.md`` from the benchmark results in ``benchmarks/results/``.
+
+Every number on that page is read from a JSON file written by a benchmark script (its
+``--json`` output, which carries the machine's facts under ``machine``), or, for a number
+carried over from the README before the docs site, from a JSON record with a ``source``
+saying where it was measured. Nobody edits the page's tables by hand:
+``tests/test_bench_tables.py`` fails when the checked-in page differs from what this script
+renders.
+
+    python benchmarks/tables.py            # write docs/benchmarks.md
+    python benchmarks/tables.py --check    # exit 1 when docs/benchmarks.md is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results"
+PAGE = REPO / "docs" / "benchmarks.md"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+#: result files, by what they hold (``.jsonl``: one JSON line per row, as ``bench_infer.py --json`` prints them)
+FILES = {
+    "accuracy": "bench_accuracy.json",
+    "cross_sensor": "bench_cross_sensor.json",
+    "cross_sensor_variants": "bench_cross_sensor_variants.json",
+    "loader": "bench_loader.json",
+    "loader_quiet": "bench_loader_quiet.json",
+    "step": "bench_step.json",
+    "infer": "bench_infer.jsonl",
+    "infer_quiet": "bench_infer_quiet.jsonl",
+    "infer_cuda": "bench_infer_cuda.jsonl",
+    "calibration": "calibrate_synthetic.json",
+}
+#: the loader's ratio targets and the data path's largest share of a training step
+LOADER_TARGETS = {"per_item": 5.0, "memcpy": 0.75, "share": 0.05}
+
+
+def load(results: Path = RESULTS) -> dict[str, Any]:
+    """Every result file in ``results`` by its key in :data:`FILES` (a ``.jsonl`` file as a list of rows,
+    its ``machine``/``source`` line, if any, under ``"meta"``)."""
+    out: dict[str, Any] = {}
+    for key, name in FILES.items():
+        path = results / name
+        if not path.is_file():
+            raise FileNotFoundError(f"{path}: missing; run the benchmark named in benchmarks/tables.py's FILES")
+        if name.endswith(".jsonl"):
+            lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+            meta = [r for r in lines if "row" not in r]
+            out[key] = {"rows": [r for r in lines if "row" in r], **(meta[0] if meta else {})}
+        else:
+            out[key] = json.loads(path.read_text())
+    return out
+
+
+# ---------------------------------------------------------------------------- formatting helpers
+def pct(x: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage without the sign (``-`` for None)."""
+    return "-" if x is None else f"{100 * x:.{digits}f}"
+
+
+def rate(x: float) -> str:
+    """A speed as ``8,929k``, ``84.3k`` (thousands) or ``3,784`` (below ten thousand)."""
+    if x >= 100_000:
+        return f"{x / 1000:,.0f}k"
+    return f"{x / 1000:.1f}k" if x >= 10_000 else f"{x:,.0f}"
+
+
+def times(x: float) -> str:
+    """A ratio as ``1.47x`` or, from 10 on, ``18.7x``."""
+    return f"{x:.2f}x" if x < 10 else f"{x:.1f}x"
+
+
+def table(head: list[str], rows: list[list[str]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def provenance(record: dict[str, Any]) -> str:
+    """Where a result came from: its ``source`` (transcribed) or its ``machine`` facts (measured)."""
+    if "source" in record:
+        return f"*Source:* {record['source']}."
+    m = record["machine"]
+    load_avg = m.get("load_average")
+    shared = ("" if load_avg is None
+              else f", load average {load_avg:.1f} at the end of the run (its own threads included)")
+    gpu = f", GPU {m['gpu']}" if m.get("gpu") else ""
+    return (f"*Measured* {m['date'].replace('T', ' ').rstrip('Z')} UTC on {m['cpu']}, {m['cores']} cores{shared}, "
+            f"{m['memory_gib']} GiB{gpu}; Python {m['python']}, torch {m['torch']}, numpy {m['numpy']}, "
+            f"hsi {m['hsi']} (commit {m['commit']}). Command: `{m['command']}`.")
+
+
+def when(record: dict[str, Any]) -> str:
+    """``measured <date>`` or ``transcribed`` for the summary table."""
+    return f"measured {record['machine']['date'][:10]}" if "machine" in record else "transcribed"
+
+
+# ---------------------------------------------------------------------------- sections
+def accuracy_section(acc: dict[str, Any]) -> str:
+    """``hsi evaluate``'s leaderboards, one table for all scenes."""
+    rows = []
+    for board in acc["boards"]:
+        for r in board["rows"]:
+            model = f"**{r['model']}**" if r["model"].startswith("default") else r["model"]
+            rows.append([board["scene"], model, f"{pct(r['oa_mean'])} ± {pct(r['oa_std'])}",
+                         f"{pct(r['aa_mean'])} ± {pct(r['aa_std'])}",
+                         f"{r['kappa_mean']:.3f} ± {r['kappa_std']:.3f}", str(r["leak"]), f"{r['seconds']:.0f}"])
+    folds = acc["boards"][0]["n_folds"]
+    return "\n\n".join([
+        "## Accuracy",
+        f"`hsi evaluate` makes this table: spatial {folds}-fold cross-validation over the 16 px blocks of the block "
+        "split (each labelled block is test exactly once, folds stratified by class; each fold takes its validation "
+        "blocks from its training side, applies its own buffer of patch_size // 2 px and fits its preprocessing on "
+        "its own training pixels). `benchmarks/bench_accuracy.py` runs it on the synthetic scene and on Samson "
+        "(`--scene-options purity=0.5`) with `--models default svm rf`. Seed 0; min-max scaling, no PCA; patch 7 "
+        "for the default (the window ssnet reads), 11 for svm and rf; deep: the defaults (20 epochs, AdamW 1e-3, "
+        "cosine, batch 64, the stem started from a full-batch per-pixel fit, the classifier layer refit); SVM: RBF, "
+        "C and gamma by 3-fold CV on training pixels; RF: 200 trees. Mean ± std over the folds; leak: test pixels "
+        "inside training patches (largest over the folds); s/fold: wall time of one fold run. "
+        "The statistics of `comparison.md` (paired Wilcoxon and McNemar tests) are defined in "
+        "[Evaluation](evaluation.md).",
+        table(["scene", "model", "OA %", "AA %", "kappa", "leak", "s/fold"], rows),
+        provenance(acc)])
+
+
+#: what each simulated sensor stores (``_cross_sensor_scenes.Sensor.storage``), in words
+STORAGE = {"reflectance": "float reflectance 0-1",
+           "reflectance_x10000": "int16 reflectance x 10000 with no scale factor declared",
+           "radiance": "radiance-like (a solar-curve gain and a path-radiance offset)"}
+
+
+def _band_count(grid: list[float]) -> int:
+    first, last, step = grid
+    return int(round((last - first) / step)) + 1
+
+
+def _pair_cell(rows: list[dict], model: str, pair: str) -> str:
+    r = next((r for r in rows if r["model"] == model and f"{r['train']}->{r['test']}" == pair), None)
+    if r is None:
+        return ""
+    return "failed" if r.get("ratio") is None else f"{pct(r['held_out_oa'])} ({r['ratio']:.2f})"
+
+
+def cross_sensor_section(xs: dict[str, Any], variants: dict[str, Any]) -> str:
+    """Held-out OA (ratio to in-scene OA) per ordered pair of simulated sensors, then the variants tried."""
+    rows, target = xs["rows"], xs["target"]
+    pairs = list(dict.fromkeys(f"{r['train']}->{r['test']}" for r in rows))
+    body = []
+    for s in xs["summary"]:
+        if s["variant"] != "default":
+            continue
+        label = "**default (ssnet)**" if s["model"] == "default" else s["model"]
+        ratio = "-" if s["min_ratio"] is None else f"{s['min_ratio']:.3f}"
+        body.append([label, *(_pair_cell(rows, s["model"], p) for p in pairs),
+                     f"**{ratio}**" if s["model"] == "default" else ratio])
+    in_scene = {s["sensor"]: s.get("oa") for s in xs["in_scene"] if s["model"] == "default"}
+    sensors = "; ".join(f"**{n}** {_band_count(d['wavelengths_nm'])} bands at {d['wavelengths_nm'][0]:.0f}-"
+                        f"{d['wavelengths_nm'][1]:.0f} nm, FWHM {d['fwhm_nm']:g} nm, {STORAGE[d['storage']]}"
+                        for n, d in xs["sensors"].items())
+    vrows = [[v["preprocess"], v["normalize"], *(pct(v["held_out_oa"][p]) for p in variants["pairs"]),
+              f"{v['min_ratio']:.3f}"] for v in variants["rows"]]
+    return "\n\n".join([
+        "## Across sensors",
+        "`benchmarks/bench_cross_sensor.py` renders one synthetic 2 nm landscape through three simulated sensors, "
+        f"each its own overlapping crop with noise: {sensors}. Every ordered pair trains on one sensor's scene and "
+        "tests on the other's (`split: scene`); the ratio is the held-out OA over the training sensor's in-scene OA "
+        "(a block split inside that one scene, same model and options). `hsi train` as it is: the defaults for "
+        "several scenes (each scene standardized on its own pixels, brightness and per-band noise augmentation, no "
+        f"per-pixel normalisation). Held-out OA % (ratio); target: every ratio >= {target:.2f} for the default model. "
+        "In-scene OA of the default model: " + ", ".join(f"{n} {pct(v)} %" for n, v in in_scene.items()) + ".",
+        table(["model", *pairs, f"min ratio (target >= {target:.2f})"], body),
+        provenance(xs),
+        "### Preprocessing variants",
+        f"Held-out OA % of the {variants['model']} model under other preprocessing, measured before brightness and "
+        "noise augmentation became the default for several scenes (why the defaults are what they are: "
+        "[benchmark notes](benchmark-notes.md)).",
+        table(["preprocessing of the scenes", "normalisation", *variants["pairs"], "min ratio"], vrows),
+        provenance(variants)])
+
+
+def loader_tables(ld: dict[str, Any]) -> list[str]:
+    """The loader's tables of one ``bench_loader.py --json`` record, then where it came from."""
+    b = ld["batches"]
+    t = LOADER_TARGETS
+    rows = [["`hsi train`'s training loader (augmented, `channels_last`)",
+             *(rate(ld[f"train_loader_b{x}"]) for x in b)],
+            ["per-item baseline with the same augmentation", *(rate(ld[f"per_item_augmented_b{x}"]) for x in b)],
+            ["plain memory copy of the same bytes", *(rate(ld[f"memcpy_b{x}"]) for x in b)],
+            [f"loader / per-item (target >= {t['per_item']:g}x)",
+             *(f"{ld[f'train_loader_vs_per_item_b{x}']:.1f}x" for x in b)],
+            [f"loader / memcpy (target >= {pct(t['memcpy'], 0)} %)",
+             *(f"{pct(ld[f'train_loader_vs_memcpy_b{x}'], 0)} %" for x in b)]]
+    others = [["no augmentation (validation and test loaders)", rate(ld["no_augmentation"])],
+              ["augmented, `channels_last=False`", rate(ld["contiguous_augmented"])],
+              ["augmented + spectral scale 0.1 + noise 0.01", rate(ld["augmented_scale_noise"])],
+              ["per-item baseline without augmentation", rate(ld["per_item_plain"])]]
+    memory = [["`cache=\"cube\"` (the default)", f"{ld['cube_cache_mb']:.1f}", f"{ld['cube_cache_disk_mb']:.0f}"],
+              ["`cache=\"patches\"`", f"{ld['patch_cache_mb']:.1f}", f"{ld['patch_cache_disk_mb']:.0f}"]]
+    return [
+        table(["measure", *(f"batch {x}" + (" (`hsi train` default)" if i == 0 else "") for i, x in enumerate(b))],
+              rows),
+        f"Other configurations at batch {b[-1]}, patches per second:",
+        table(["configuration", "patches/s"], others),
+        "Resident memory while iterating one training epoch from a freshly opened cache (the pages of the "
+        "memory-mapped `.npy` files that had to be resident), and the cache's size on disk:",
+        table(["cache", "resident MB", "on disk MB"], memory),
+        provenance(ld)]
+
+
+def loader_section(quiet: dict[str, Any], shared: dict[str, Any]) -> str:
+    """``hsi train``'s training loader against a per-item loader and a memory copy; memory of the two caches."""
+    ld = shared
+    return "\n\n".join([
+        "## Patch loader",
+        f"`benchmarks/bench_loader.py --share`: a {ld['bands']}-band synthetic scene of 145 x 145 pixels shaped like "
+        f"Indian Pines, {ld['n_patches']:,} training patches of {ld['patch']} x {ld['patch']}, one process, one "
+        "thread. The headline is the training loader of `hsi train` (`HSIDataModule` defaults: augmentation on, the "
+        "8 flips and quarter turns folded into the gather); the per-item baseline slices and copies one window per "
+        "`__getitem__` and stacks them with `default_collate`; the memory copy is `np.copyto` of a batch-sized "
+        "buffer, the bytes a loader must produce at memory speed. Patches per second, median of 3 epochs after a "
+        "warm-up one.",
+        "### On a quiet machine",
+        *loader_tables(quiet),
+        "### Re-measured on a shared machine",
+        "The same run while other jobs held the CPUs: speeds fall several-fold and the memory copy, which other "
+        "processes evict from the cache, moves most; the ratio to the per-item loader is the steadier measure.",
+        *loader_tables(shared)])
+
+
+def step_section(ld: dict[str, Any], st: dict[str, Any]) -> str:
+    """The data path's share of a training step per model; contiguous against channels-last batches."""
+    share = [[r["model"], f"{r['patch']} x {r['patch']}", f"{r['data_ms']:.2f}", f"{r['step_ms']:.1f}",
+              f"{pct(r['share'])} %"] for r in ld["share"]]
+    worst = max(ld["share"], key=lambda r: r["share"])
+    by = {(r["model"], r["channels_last"]): r for r in st["rows"]}
+    formats = []
+    for model in dict.fromkeys(r["model"] for r in st["rows"]):
+        cl, co = by.get((model, True)), by.get((model, False))
+        if cl and co:
+            ratio = (co["data_ms"] + co["step_ms"]) / (cl["data_ms"] + cl["step_ms"])
+            formats.append([model, f"{cl['data_ms'] + cl['step_ms']:.1f}", f"{co['data_ms'] + co['step_ms']:.1f}",
+                            f"{ratio:.2f}x"])
+    return "\n\n".join([
+        "## Training step",
+        "The data path's share of a whole training step (getting one batch from the default training loader, "
+        "against forward + cross-entropy + backward + AdamW step; batch 64, one thread, CPU, each model at the patch "
+        f"size `hsi train` gives it). Target: under {pct(LOADER_TARGETS['share'], 0)} % for every model; the largest "
+        f"here is {worst['model']}'s {pct(worst['share'])} %.",
+        table(["model", "patch", "data ms", "step ms", "data share"], share),
+        provenance(ld),
+        "`benchmarks/bench_step.py` times the same step with channels-last batches (the default) and contiguous "
+        "ones, the models built as `HSIClassifier` builds them (2-D convolution weights channels-last). "
+        "Milliseconds per step (data + step), median over the timed steps:",
+        table(["model", "channels-last ms", "contiguous ms", "contiguous / channels-last"], formats),
+        provenance(st)])
+
+
+INFER_METHOD = (
+    "`benchmarks/bench_infer.py` (one child process per row, so each peak RSS is the row's own; 2 torch threads; "
+    "tile 256; untrained networks at the patch size `hsi train` gives them, cnn3d and hybridsn after the PCA to 30 "
+    "components it gives them). **pipeline**: `infer_scene` from the file with every output written (maps, "
+    "GeoTIFFs, ENVI file, PNG previews), warm; in brackets its tile pass alone. **raw_read**: the file read tile by "
+    "tile into one reused float32 buffer (for `.npy` the fastest of a memory-map copy, `os.preadv` row by row and "
+    "the same in two threads; `read_direct` for HDF5). **monai**: MONAI's `sliding_window_inference` on the same "
+    "network with the cube in memory (its `np.load` not counted, its memory counted). **classic_loop**: the "
+    "per-window loop of DeepHyperX's `test()` (stride 1, batches of 100). **free**: a dense network whose logits "
+    "are its first 16 bands, so only the host pipeline is measured. Each pipeline row is compared with its "
+    "reference (free: the raw read; fcn: MONAI; patch-centre models: the classic loop). Targets: free >= 0.5x the "
+    "raw read, fcn >= 1.0x MONAI at <= 0.5x its memory, patch-centre models >= 1.2x the classic loop, peak RSS "
+    "<= 1 GB at 2048² x 200 and no growth with the scene.")
+
+
+def _model_label(r: dict[str, Any]) -> str:
+    if r["row"] == "raw_read":
+        return "-"
+    if r["row"] in ("pipeline", "forward_only", "classic_loop", "monai") and r["model"] not in ("free", "fcn"):
+        return f"{r['model']} (P {r['patch_size']})"
+    return r["model"]
+
+
+def infer_table(record: dict[str, Any]) -> str:
+    """The rows of one ``bench_infer.py --json`` run, each pipeline row with its ratios to its reference."""
+    from bench_infer import _reference
+
+    rows = record["rows"]
+    body = []
+    for r in rows:
+        scene = f"{r['size'][0]}² x {r['size'][2]}"
+        source = {"npy": ".npy", "h5": "HDF5"}.get(r["source"], r["source"])
+        if "error" in r:
+            body.append([r["row"], _model_label(r), source, scene, f"failed: {r['error']}", "", "", "", ""])
+            continue
+        speed = rate(r["pixels_per_s"])
+        if "tile_pass_pixels_per_s" in r:
+            speed += f" ({rate(r['tile_pass_pixels_per_s'])})"
+        ref = _reference(r, rows)
+        vs = ratio = rss = ""
+        if ref is not None and "error" not in ref:
+            vs = {"monai": "MONAI"}.get(ref["row"], ref["row"].replace("_", " "))
+            ratio = times(r["pixels_per_s"] / ref["pixels_per_s"])
+            if "tile_pass_pixels_per_s" in r:
+                ratio += f" ({times(r['tile_pass_pixels_per_s'] / ref['pixels_per_s'])})"
+            rss = "" if vs == "raw read" else f"{r['peak_rss_mb'] / ref['peak_rss_mb']:.2f}x"
+        body.append([r["row"], _model_label(r), source, scene, speed, f"{r['peak_rss_mb']:,.0f} MB", vs, ratio, rss])
+    return table(["row", "model", "source", "scene", "px/s (tile pass)", "peak RSS", "vs", "ratio (tile pass)",
+                  "RSS ratio"], body)
+
+
+def infer_section(data: dict[str, Any]) -> str:
+    """Whole-scene inference on the CPU (re-measured and earlier, quieter runs) and on a GPU."""
+    return "\n\n".join([
+        "## Whole-scene inference",
+        INFER_METHOD,
+        "### CPU, three rounds on a quiet machine",
+        "Median speed and largest peak of three interleaved rounds while the machine ran nothing else; what the "
+        "pipeline does to reach these figures, the rounds behind them and why the free model's target is out of "
+        "reach on 2 cores are in the [benchmark notes](benchmark-notes.md).",
+        infer_table(data["infer_quiet"]),
+        provenance(data["infer_quiet"]),
+        "### CPU, `--quick`, re-measured on a shared machine",
+        "One round while other jobs held the CPUs: each child got a fraction of its 2 threads' cores (compare "
+        "`cpu_s` with the wall time in the JSON), so speeds and ratios here say more about the load than about "
+        "the code; peak memory is unaffected.",
+        infer_table(data["infer"]),
+        provenance(data["infer"]),
+        "### GPU",
+        "With the forward pass 20-40x faster than anything around it, the tile pass runs ahead of MONAI and of the "
+        "classic loop, while the whole run is held back by a fixed cost of the outputs (previews, map files).",
+        infer_table(data["infer_cuda"]),
+        provenance(data["infer_cuda"])])
+
+
+def _feature(key: str) -> str:
+    """``pixel``, ``mean5``, ``pixel+mean5`` (``calibrate_synthetic.py``'s feature sets) in words."""
+    if key == "pixel":
+        return "pixel"
+    n = key.split("+")[-1].removeprefix("mean")
+    return ("pixel + " if key.startswith("pixel+") else "") + f"{n} x {n} mean"
+
+
+def calibration_section(cal: dict[str, Any]) -> str:
+    """Per-pixel RBF-SVM on the synthetic scene, with and without a neighbourhood mean."""
+    keys = list(cal["mean"])
+    body = [[str(r["seed"]), *(pct(r[k]) for k in keys)] for r in cal["rows"]]
+    body.append(["**mean**", *(f"**{pct(cal['mean'][k])}**" for k in keys)])
+    head = ["seed", *(_feature(k) for k in keys)]
+    return "\n\n".join([
+        "## Synthetic scene calibration",
+        f"`benchmarks/calibrate_synthetic.py`: the synthetic scene ({cal['size']} x {cal['size']}) under a block "
+        f"split, an RBF-SVM (C {cal['C']:g}) fitted on at most {cal['max_train']:,} training pixels, test OA % on the "
+        "test blocks for the pixel's own spectrum and for spectra averaged over an N x N neighbourhood. The scene "
+        "rewards spatial context as Indian Pines does; its 16 classes take Indian Pines' cover mixtures under names "
+        "of their own (`S-legume`, `S-woods`, ...), so its tables cannot pass for a real survey.",
+        table(head, body),
+        provenance(cal)])
+
+
+# ---------------------------------------------------------------------------- summary and page
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "**not met**"
+
+
+def _infer_ratio(rows: list[dict], model: str, side: int, source: str = "npy") -> tuple[float, float, dict]:
+    """Speed and memory ratio of a pipeline row to its reference, and the row."""
+    from bench_infer import _reference
+
+    row = next(r for r in rows if r["row"] == "pipeline" and r["model"] == model and r["size"][0] == side
+               and r["source"] == source)
+    ref = _reference(row, rows)
+    return row["pixels_per_s"] / ref["pixels_per_s"], row["peak_rss_mb"] / ref["peak_rss_mb"], row
+
+
+def _from(key: str, record: dict[str, Any]) -> str:
+    return f"`{FILES[key]}` ({when(record)})"
+
+
+def summary_rows(data: dict[str, Any]) -> list[list[str]]:
+    """The headline figures, the default configuration first: measure, result, target, JSON file."""
+    acc, xs, ld, lq, iq = (data[k] for k in ("accuracy", "cross_sensor", "loader", "loader_quiet", "infer_quiet"))
+    rows = []
+    for board in acc["boards"]:
+        best, svm = board["rows"][0], next(r for r in board["rows"] if r["model"] == "svm")
+        default = next(r for r in board["rows"] if r["model"].startswith("default"))
+        rows.append([f"{board['scene'].capitalize()}, {board['n_folds']}-fold spatial CV: {default['model']} OA",
+                     f"**{pct(default['oa_mean'])} ± {pct(default['oa_std'])} %** (SVM {pct(svm['oa_mean'])})",
+                     f"beat the per-pixel SVM: {_verdict(default is best)}", _from("accuracy", acc)])
+    worst = next(s for s in xs["summary"] if s["model"] == "default" and s["variant"] == "default")
+    rows.append(["Across sensors, default model: worst held-out / in-scene OA of the 6 pairs",
+                 f"**{worst['min_ratio']:.3f}** ({worst['worst_pair']})",
+                 f">= {xs['target']:.2f}: {_verdict(worst['all_pass'])}", _from("cross_sensor", xs)])
+    per_item, memcpy = lq["train_loader_vs_per_item_b64"], lq["train_loader_vs_memcpy_b64"]
+    rows.append(["Training loader (batch 64) against a per-item loader / a memory copy",
+                 f"{per_item:.1f}x / {pct(memcpy, 0)} % ({rate(lq['train_loader_b64'])} patches/s)",
+                 f">= {LOADER_TARGETS['per_item']:g}x: {_verdict(per_item >= LOADER_TARGETS['per_item'])}; "
+                 f">= {pct(LOADER_TARGETS['memcpy'], 0)} %: {_verdict(memcpy >= LOADER_TARGETS['memcpy'])}",
+                 _from("loader_quiet", lq)])
+    worst_share = max(ld["share"], key=lambda r: r["share"])
+    rows.append(["Data path's share of a training step, largest over the models",
+                 f"{pct(worst_share['share'])} % ({worst_share['model']})",
+                 f"< {pct(LOADER_TARGETS['share'], 0)} %: {_verdict(worst_share['share'] < LOADER_TARGETS['share'])}",
+                 _from("loader", ld)])
+    speed, memory, _ = _infer_ratio(iq["rows"], "fcn", 1024)
+    rows.append(["Whole-scene maps, fcn: speed / memory against MONAI", f"{speed:.2f}x / {memory:.2f}x",
+                 f">= 1.0x at <= 0.5x: {_verdict(speed >= 1.0 and memory <= 0.5)}", _from("infer_quiet", iq)])
+    centre = {m: _infer_ratio(iq["rows"], m, side)[0] for m, side in
+              (("cnn2d", 128), ("cnn3d", 128), ("hybridsn", 128), ("spectral1d", 256))}
+    rows.append(["Whole-scene maps, patch-centre models against the classic per-window loop",
+                 ", ".join(f"{m} {times(v)}" for m, v in centre.items()),
+                 ">= 1.2x: " + (", ".join(f"**not met** by {m}" for m, v in centre.items() if v < 1.2) or "met"),
+                 _from("infer_quiet", iq)])
+    speed, _, row = _infer_ratio(iq["rows"], "free", 2048)
+    big = [r["peak_rss_mb"] for r in iq["rows"] if r["row"] == "pipeline" and r["size"][0] == 2048]
+    rows.append(["Whole-scene maps at 2048² x 200, free model: speed against the raw read; peak RSS",
+                 f"{speed:.2f}x; {min(big):,.0f}-{max(big):,.0f} MB",
+                 f">= 0.5x: {_verdict(speed >= 0.5)}; <= 1 GB: {_verdict(max(big) <= 1000)}",
+                 _from("infer_quiet", iq)])
+    return rows
+
+
+def summary_table(data: dict[str, Any]) -> str:
+    """The summary as a Markdown table."""
+    return table(["measure", "result", "target", "from"], summary_rows(data))
+
+
+#: the lines around the summary table where README.md carries it (checked by tests/test_bench_tables.py)
+README_MARKERS = ("<!-- benchmarks-summary: generated by python benchmarks/tables.py --summary -->",
+                  "<!-- /benchmarks-summary -->")
+
+
+def readme_block(data: dict[str, Any]) -> str:
+    """The summary table between :data:`README_MARKERS`, as README.md carries it."""
+    return "\n".join([README_MARKERS[0], summary_table(data), README_MARKERS[1]])
+
+
+INTRO = """\
+Every number on this page is read from a JSON file in `benchmarks/results/`: the `--json` output of the benchmark
+script named beside it, which records the machine, the software versions, the commit and the command. Numbers
+carried over from the README before this site, where a run takes too long to repeat for every release or needs
+hardware that was not lent (a GPU), are JSON records with a `source` saying when and how they were measured. The
+page is rendered by `python benchmarks/tables.py` (`--check` tells whether it is current); `tests/test_bench_tables.py`
+fails when the checked-in page differs from what that renders, so tables are never edited by hand. Scripts print
+ratios measured side by side in one run; nothing is asserted on time in the tests.
+
+The CPU timings were taken on a 2-core machine. Where its other users were busy, each section says so (the load
+average at the end of the run, from the JSON) and keeps the earlier measurement from a quiet machine beside it:
+a loaded machine slows every row, but not alike. What was tried on the way to these numbers, and why the defaults
+are what they are, is in the [benchmark notes](benchmark-notes.md)."""
+
+
+def render(results: Path = RESULTS) -> str:
+    """The whole page, from the result files in ``results``."""
+    data = load(results)
+    parts = ["# Benchmarks",
+             "<!-- Generated by `python benchmarks/tables.py` from benchmarks/results/: do not edit by hand. -->",
+             INTRO,
+             "```{toctree}\n:hidden:\n\nbenchmark-notes\n```",
+             "## Summary",
+             "The default configuration first.",
+             summary_table(data),
+             accuracy_section(data["accuracy"]),
+             cross_sensor_section(data["cross_sensor"], data["cross_sensor_variants"]),
+             loader_section(data["loader_quiet"], data["loader"]),
+             step_section(data["loader"], data["step"]),
+             infer_section(data),
+             calibration_section(data["calibration"])]
+    return "\n\n".join(parts) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write (or with ``--check`` compare) ``docs/benchmarks.md``; ``--summary`` prints the summary table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the page differs from what is rendered")
+    parser.add_argument("--summary", action="store_true",
+                        help="print only the summary table, between the markers README.md keeps it in")
+    parser.add_argument("--results", type=Path, default=RESULTS, help="folder of the result files")
+    parser.add_argument("--out", type=Path, default=PAGE, help="the page to write or check")
+    args = parser.parse_args(argv)
+    if args.summary:
+        print(readme_block(load(args.results)))
+        return 0
+    text = render(args.results)
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else None
+        if current != text:
+            print(f"{args.out}: out of date; run python benchmarks/tables.py", file=sys.stderr)
+            return 1
+        print(f"{args.out}: up to date")
+        return 0
+    from hsi._atomic import write_bytes_atomic
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes_atomic(args.out, text.encode("utf-8"))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
