@@ -80,6 +80,20 @@ def _load_small(a: ArrayLike, name: str) -> np.ndarray:
     return np.asarray(a)
 
 
+def flat_indices(indices: Any, n: int, owner: str) -> np.ndarray:
+    """``indices`` (an int or a sequence, negatives counted from the end) as a flat int64 array in ``0..n-1``.
+
+    Raises
+    ------
+    IndexError
+        An index outside ``-n..n-1``, naming ``owner`` (the dataset's class) and its length.
+    """
+    idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"index out of range for {owner} of length {n}: {idx.min()}..{idx.max()}")
+    return np.where(idx < 0, idx + n, idx)
+
+
 class HSIPatchDataset(Dataset):
     """Patches centred on pixels of a preprocessed cube (or a materialized patch array).
 
@@ -207,11 +221,7 @@ class HSIPatchDataset(Dataset):
         return int(self.coords.shape[0])
 
     def _indices(self, indices: Any) -> np.ndarray:
-        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
-        n = len(self)
-        if idx.size and (idx.min() < -n or idx.max() >= n):
-            raise IndexError(f"index out of range for HSIPatchDataset of length {n}: {idx.min()}..{idx.max()}")
-        return np.where(idx < 0, idx + n, idx)
+        return flat_indices(indices, len(self), "HSIPatchDataset")
 
     def _augment_params(self, idx: np.ndarray) -> dict[str, np.ndarray] | None:
         """The augmentation parameters of samples ``idx`` at the current epoch (None without augmentation).

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from hsi.data.dataset import HSIPatchDataset, PatchBatch
+from hsi.data.dataset import HSIPatchDataset, PatchBatch, flat_indices
 
 __all__ = ["CollectionDataset"]
 
@@ -74,11 +74,7 @@ class CollectionDataset(Dataset):
             part.set_epoch(epoch)
 
     def _indices(self, indices: Any) -> np.ndarray:
-        idx = np.asarray(indices, dtype=np.int64).reshape(-1)
-        n = len(self)
-        if idx.size and (idx.min() < -n or idx.max() >= n):
-            raise IndexError(f"index out of range for CollectionDataset of length {n}: {idx.min()}..{idx.max()}")
-        return np.where(idx < 0, idx + n, idx)
+        return flat_indices(indices, len(self), "CollectionDataset")
 
     def _pieces(self, scenes: np.ndarray) -> list[tuple[int, torch.Tensor]]:
         """``(scene, positions in the batch)`` of at most :attr:`PIECE` windows each.
