@@ -9,6 +9,11 @@ run it again with the same ``--out`` to resume.
     python benchmarks/bench_accuracy.py --out bench-accuracy                 # synthetic + Samson
     python benchmarks/bench_accuracy.py --scene samson --models default svm --out bench-accuracy
     python benchmarks/bench_accuracy.py --random --out bench-accuracy        # adds the leaky random column
+    python benchmarks/bench_accuracy.py --models all --out bench-all --json bench_leaderboard.json -- --threads 1
+
+``--models all`` is the whole registry's leaderboard (every network at its registry defaults, then svm and
+rf); ``--json`` writes every scene's leaderboard with the machine's facts (what ``benchmarks/tables.py`` reads
+from ``benchmarks/results/``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 SHARED_SAMSON = REPO.parent / "shared" / "data" / "envi" / "samson"
 #: scene options of the unmixing scenes (a pixel is labelled when its abundance is >= 0.5)
 SCENE_OPTIONS = {"samson": ["purity=0.5"], "jasper_ridge": ["purity=0.5"], "urban": ["purity=0.5"]}
@@ -46,6 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--random", action="store_true", help="add the random-pixel-split column (leaky)")
     parser.add_argument("--out", default="bench-accuracy", help="folder of the evaluations, one per scene")
+    parser.add_argument("--json", default=None, metavar="PATH", help="write the leaderboards and the machine here")
     parser.add_argument("extra", nargs="*", help="further hsi evaluate options, after --")
     args = parser.parse_args(argv)
 
@@ -61,7 +68,23 @@ def main(argv: list[str] | None = None) -> int:
             root = str(SHARED_SAMSON)
         print(f"\n## {scene}", flush=True)
         status = max(status, hsi_main(evaluate_args(scene, root, args)))
+    if args.json:
+        write_json(Path(args.json), args, sys.argv[1:] if argv is None else list(argv))
     return status
+
+
+def write_json(path: Path, args: argparse.Namespace, argv: list[str]) -> None:
+    """Every scene's ``leaderboard.json`` that the run left in ``--out``, with the machine's facts."""
+    import json
+
+    from _machine import machine_facts
+
+    boards = [json.loads((Path(args.out) / scene / "leaderboard.json").read_text()) for scene in args.scene
+              if (Path(args.out) / scene / "leaderboard.json").is_file()]
+    for board in boards:  # each fold's own scores stay in --out; the table needs the rows' statistics
+        for row in board["rows"]:
+            row.pop("folds", None)
+    path.write_text(json.dumps({"argv": argv, "machine": machine_facts(), "boards": boards}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

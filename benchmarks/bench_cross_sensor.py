@@ -18,12 +18,17 @@ Variants: ``default`` is ``hsi train`` as it is (no ``--normalize``, no ``prepro
 YAML; what that ran, ``metrics.json["collection"]``, is in the JSON rows as ``ran``);
 ``NORMALIZE/PREPROCESS`` gives ``--normalize NORMALIZE`` and ``preprocess: PREPROCESS``
 (``collection``: one scaling fitted on the training scene; ``scene``: every scene scaled on its
-own valid pixels). The default plan:
+own valid pixels). ``infer`` trains on the training sensor's cube alone (its in-scene run) and maps the test
+sensor's cube with ``hsi infer`` (held-out OA: every labelled pixel of that cube): the default model's checkpoint
+resamples the cube onto its bands; a wavelength-aware model (``anyband``) reads the cube on its own bands. A test
+cube reaching beyond the training sensor's range is cut to it first (``TEST-within-TRAIN.h5``), as a user would (the
+wavelength-aware model refuses bands outside the range it was trained on). The default plan:
 
 - the default model (``--model`` not given): ``default`` and every
   {none, brightness, l2, derivative, derivative+l2} x {collection, scene};
 - svm: ``default`` and every normalisation with ``preprocess: scene``;
 - cnn2d: ``default`` and ``brightness/collection``;
+- anyband: ``infer`` (the default model gets ``infer`` too);
 
 every ordered pair of A, B, C: 156 trainings, about 25 minutes on 2 cores. ``--quick``: the
 default model and svm, ``default`` and ``brightness/collection``, 3 epochs (about 3 minutes).
@@ -53,20 +58,24 @@ import time
 from itertools import permutations
 from pathlib import Path
 
+import numpy as np
+
 from _cross_sensor_scenes import KEPT_CLASSES, LANDSCAPE, SENSORS, SIZE, render_sensors
 
 NORMALIZE = ("none", "brightness", "l2", "derivative", "derivative+l2")
 PREPROCESS = ("collection", "scene")
 #: ``hsi train`` as it is: no --normalize, no preprocess key in the collection file
 DEFAULT_VARIANT = "default"
-VARIANTS = (DEFAULT_VARIANT, *(f"{n}/{p}" for p in PREPROCESS for n in NORMALIZE))
+#: train on the training sensor's cube alone, then ``hsi infer`` that checkpoint on the test sensor's cube
+INFER_VARIANT = "infer"
+VARIANTS = (DEFAULT_VARIANT, *(f"{n}/{p}" for p in PREPROCESS for n in NORMALIZE), INFER_VARIANT)
 #: the variants each model gets without --variants
 PLAN_VARIANTS = {"default": VARIANTS, "svm": (DEFAULT_VARIANT, *(f"{n}/scene" for n in NORMALIZE)),
-                 "cnn2d": (DEFAULT_VARIANT, "brightness/collection")}
+                 "cnn2d": (DEFAULT_VARIANT, "brightness/collection"), "anyband": (INFER_VARIANT,)}
 QUICK_VARIANTS = (DEFAULT_VARIANT, "brightness/collection")
 QUICK_MODELS = ("default", "svm")
 #: epochs of the deep models (the classical ones ignore them); --quick: QUICK_EPOCHS
-EPOCHS = {"default": 6, "cnn2d": 3}
+EPOCHS = {"default": 6, "cnn2d": 3, "anyband": 20}
 QUICK_EPOCHS = 3
 #: the ratio held-out / in-scene OA the default model should reach on every pair
 TARGET = 0.90
@@ -94,7 +103,7 @@ def _variant(text: str) -> str:
 
 def variant_options(variant: str) -> tuple[str | None, str | None]:
     """``(normalize, preprocess)`` of a variant; None: not given (``hsi train``'s default)."""
-    if variant == DEFAULT_VARIANT:
+    if variant in (DEFAULT_VARIANT, INFER_VARIANT):
         return None, None
     normalize, preprocess = variant.split("/")
     return normalize, preprocess
@@ -161,6 +170,62 @@ def write_collection(folder: Path, train: str, test: str, preprocess: str | None
     path = folder / f"{train}-{test}-{preprocess or 'default'}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def infer_argv(checkpoint: Path, cube: Path) -> list[str]:
+    """``hsi infer`` arguments of an infer-variant run (``--out`` apart): the test cube with its own labels."""
+    return ["infer", "--checkpoint", str(checkpoint), "--cube", str(cube), "--labels", str(cube), "--cube-key", "cube",
+            "--labels-key", "labels", "--accelerator", "cpu", "--no-progress", "--overwrite"]
+
+
+def within(path: Path, train: str, test: str) -> Path:
+    """The test sensor's cube with only its bands inside the training sensor's range (half a band's spacing of
+    slack), as a user gives a wavelength-aware checkpoint a cube that reaches further (it refuses the rest)."""
+    import h5py
+
+    from hsi.io import write_h5
+
+    lo, hi, slack = SENSORS[train].first, SENSORS[train].last, SENSORS[train].step / 2
+    with h5py.File(path, "r") as handle:
+        attrs = dict(handle["cube"].attrs)
+        wl = np.asarray(attrs["wavelengths"], dtype=np.float64)
+        keep = (wl >= lo - slack) & (wl <= hi + slack)
+        if keep.all():
+            return path
+        cube, labels = handle["cube"][:, :, keep], handle["labels"][()]
+    out = path.with_name(f"{test}-within-{train}.h5")
+    write_h5(out, cube, labels=labels, wavelengths=wl[keep], overwrite=True)
+    with h5py.File(out, "r+") as handle:
+        for key, value in attrs.items():
+            if key not in ("wavelengths", "layout"):
+                handle["cube"].attrs[key] = value[keep] if key == "fwhm" and np.ndim(value) else value
+    return out
+
+
+def run_infer(spec: dict, in_scene: dict, paths: dict[str, Path], out: Path) -> dict:
+    """``hsi infer`` of the training sensor's in-scene checkpoint on the test sensor's cube: the held-out OA is that
+    of every labelled pixel of the test cube (``metrics.json["labeled"]``), and what ``inference.json`` says of the
+    bands (read on their own by a wavelength-aware network, else resampled)."""
+    from hsi.cli import main as hsi_main
+
+    if in_scene.get("error") or not in_scene.get("out"):
+        return {"held_out_oa": None, "error": f"in-scene run failed: {in_scene.get('error')}"}
+    cube = within(paths[spec["test"]], spec["train"], spec["test"])
+    folder = Path(in_scene["out"]).parent / f"infer-{Path(in_scene['out']).name}-{cube.stem}"
+    t0 = time.perf_counter()
+    with open(f"{folder}.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+        try:
+            status = hsi_main([*infer_argv(Path(in_scene["out"]) / "best.ckpt", cube), "--out", str(folder)])
+            error = None if status == 0 else f"exit {status}"
+        except Exception as err:  # one broken run is reported, and the others still run
+            error = f"{type(err).__name__}: {err}"
+    if error is not None:
+        return {"held_out_oa": None, "error": error, "seconds": round(time.perf_counter() - t0, 1)}
+    metrics = json.loads((folder / "metrics.json").read_text())
+    bands = json.loads((folder / "inference.json").read_text()).get("bands") or {}
+    return {"held_out_oa": (metrics.get("labeled") or {}).get("oa"), "bands": bands.get("method"),
+            "test_cube": cube.name, "error": None, "seconds": round(time.perf_counter() - t0, 1),
+            "model_name": in_scene.get("model_name"), "out": str(folder)}
 
 
 def scene_recipe(args: argparse.Namespace) -> dict:
@@ -352,10 +417,15 @@ def _run(args: argparse.Namespace, specs: list[dict], folder: Path, argv: list[s
         s.update(oa=(res["metrics"] or {}).get("oa"), **_facts(res))
         done += 1
         print(f"[{done}/{total}] in-scene {json.dumps(s)}", file=sys.stderr, flush=True)
+    by_sensor = {(s["sensor"], s["model"], s["normalize"], s["epochs"]): s for s in scene_runs}
     for spec in specs:
-        yaml_path = write_collection(folder / "scenes", spec["train"], spec["test"], spec["preprocess"], paths)
-        res = run_train(held_out_argv(spec, yaml_path, args), folder / "runs", recipe)
-        held_runs.append({**spec, **_held_out(res["metrics"], spec["test"]), **_facts(res)})
+        if spec["variant"] == INFER_VARIANT:
+            trained = by_sensor[(spec["train"], spec["model"], spec["normalize"], spec["epochs"])]
+            held_runs.append({**spec, **run_infer(spec, trained, paths, folder / "runs")})
+        else:
+            yaml_path = write_collection(folder / "scenes", spec["train"], spec["test"], spec["preprocess"], paths)
+            res = run_train(held_out_argv(spec, yaml_path, args), folder / "runs", recipe)
+            held_runs.append({**spec, **_held_out(res["metrics"], spec["test"]), **_facts(res)})
         done += 1
         print(f"[{done}/{total}] held-out {json.dumps(held_runs[-1])}", file=sys.stderr, flush=True)
     rows = rows_of(held_runs, scene_runs)

@@ -27,8 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 #: result files, by what they hold (``.jsonl``: one JSON line per row, as ``bench_infer.py --json`` prints them)
 FILES = {
     "accuracy": "bench_accuracy.json",
+    "leaderboard": "bench_leaderboard.json",
     "cross_sensor": "bench_cross_sensor.json",
     "cross_sensor_variants": "bench_cross_sensor_variants.json",
+    "cross_sensor_anyband": "bench_cross_sensor_anyband.json",
+    "cross_sensor_anyband_seed1": "bench_cross_sensor_anyband_seed1.json",
     "loader": "bench_loader.json",
     "loader_quiet": "bench_loader_quiet.json",
     "step": "bench_step.json",
@@ -128,6 +131,87 @@ def accuracy_section(acc: dict[str, Any]) -> str:
         "[Evaluation](evaluation.md).",
         table(["scene", "model", "OA %", "AA %", "kappa", "leak", "s/fold"], rows),
         provenance(acc)])
+
+
+def _setting(settings: dict[str, Any]) -> str:
+    """A row's settings in a few words: ``P 13, PCA 30, standardize``."""
+    pca = settings.get("pca")
+    bands = f"PCA {pca}" if pca is not None else f"{settings.get('num_bands')} raw bands"
+    return f"P {settings.get('patch_size')}, {bands}, {settings.get('scaling')}"
+
+
+def _count(value: float | None) -> str:
+    return "-" if value is None else f"{round(value):,}"
+
+
+def not_run(lb: dict[str, Any]) -> list[str]:
+    """The registry's networks that no board of the leaderboard holds."""
+    from hsi.models import list_models
+
+    held = {r["model"] for board in lb["boards"] for r in board["rows"]}
+    return [name for name in list_models() if name not in held]
+
+
+def leaderboard_section(lb: dict[str, Any]) -> str:
+    """The whole registry's leaderboard (``hsi evaluate --models all``), one table per scene."""
+    parts = ["## Every model", "`hsi evaluate --models all` makes this table: every network of the registry at its "
+             "registry defaults (the patch, PCA and scaling in the settings column are what the registry recommends "
+             "for it; the training recipe is the default one: 20 epochs at most with early stopping on validation OA, "
+             "AdamW 1e-3, cosine, batch 64, the classifier layer refit), then svm and rf, in 5-fold spatial "
+             "cross-validation as above, one torch thread. params: trainable parameters; s/epoch: fit seconds per "
+             "epoch (validation included); test px/s: test pixels classified per second by the test pass (one "
+             "process, model loading excluded). Mean ± std over the folds."]
+    for board in lb["boards"]:
+        rows = [[r["model"], _setting(r.get("settings") or {}), f"{pct(r['oa_mean'])} ± {pct(r['oa_std'])}",
+                 f"{pct(r['aa_mean'])} ± {pct(r['aa_std'])}", f"{r['kappa_mean']:.3f} ± {r['kappa_std']:.3f}",
+                 _count(r.get("parameters")), "-" if r.get("epoch_s") is None else f"{r['epoch_s']:.2f}",
+                 "-" if r.get("pixels_per_s") is None else rate(r["pixels_per_s"])] for r in board["rows"]]
+        parts += [f"### {board['scene'].capitalize()}",
+                  table(["model", "settings", "OA %", "AA %", "kappa", "params", "s/epoch", "test px/s"], rows)]
+    missing = not_run(lb)
+    if missing:
+        parts.append(f"Not run on this machine: {', '.join(missing)} (about 15 hours of one CPU core for the boards; "
+                     "the budget per step is in the [benchmark notes](benchmark-notes.md)); "
+                     "`benchmarks/bench_gpu_models.py` measures them where a GPU is lent.")
+    parts.append(provenance(lb))
+    return "\n\n".join(parts)
+
+
+def _seed_of(record: dict[str, Any]) -> int:
+    argv = record.get("argv") or []
+    return int(argv[argv.index("--seed") + 1]) if "--seed" in argv else 0
+
+
+def anyband_section(ab: dict[str, Any], other_seed: dict[str, Any]) -> str:
+    """The wavelength-aware model applied to another sensor's cube by ``hsi infer``, beside the default's; the
+    anyband rows of a run with another seed below its own."""
+    pairs = list(dict.fromkeys(f"{r['train']}->{r['test']}" for r in ab["rows"]))
+    body = []
+    for record, models in ((ab, ("anyband",)), (other_seed, ("anyband",)), (ab, ("default",))):
+        for model in models:
+            cells = []
+            for pair in pairs:
+                r = next((x for x in record["rows"] if x["model"] == model and f"{x['train']}->{x['test']}" == pair),
+                         None)
+                cells.append("" if r is None else "refused" if r.get("held_out_oa") is None
+                             else f"{pct(r['held_out_oa'])} ({pct(r['in_scene_oa'])})")
+            label = "anyband" if model == "anyband" else "default (ssnet), resampled"
+            body.append([f"{label}, seed {_seed_of(record)}", *cells])
+    return "\n\n".join([
+        "### One checkpoint on another sensor's cube",
+        "The same sensors, the way a user applies one checkpoint to a new cube: train on the training sensor's cube "
+        "alone (`hsi train --cube`, 20 epochs for anyband, 6 for the default), then `hsi infer` that checkpoint on "
+        "the test sensor's cube, scored on every labelled pixel of it. The default model's checkpoint resamples the "
+        "cube onto its bands (refused where the cube does not cover them, and wrong where its units differ: the "
+        "scaling fitted on the training pixels meets other values). `anyband` reads the cube on its own bands, its "
+        "scaling refitted on the cube's pixels and matched to the training scene's, wavelength by wavelength; a "
+        "cube reaching beyond the trained range is cut to it first. Held-out OA % (in-scene OA % of the training "
+        "sensor). Target: anyband within 5 points of its in-scene OA on every pair; two seeds (`--seed`), whose "
+        "difference is the spread of one training run. The default model trained "
+        "with every scene in the collection (the table above) remains the better choice where the new scene is "
+        "at hand when training.",
+        table(["model", *pairs], body),
+        provenance(ab), provenance(other_seed)])
 
 
 #: what each simulated sensor stores (``_cross_sensor_scenes.Sensor.storage``), in words
@@ -395,6 +479,14 @@ def summary_rows(data: dict[str, Any]) -> list[list[str]]:
     rows.append(["Across sensors, default model: worst held-out / in-scene OA of the 6 pairs",
                  f"**{worst['min_ratio']:.3f}** ({worst['worst_pair']})",
                  f">= {xs['target']:.2f}: {_verdict(worst['all_pass'])}", _from("cross_sensor", xs)])
+    ab = data["cross_sensor_anyband"]
+    gaps = {f"{r['train']}->{r['test']}": r["in_scene_oa"] - r["held_out_oa"] for r in ab["rows"]
+            if r["model"] == "anyband" and r.get("held_out_oa") is not None and r.get("in_scene_oa") is not None}
+    worst_pair = max(gaps, key=gaps.get)
+    rows.append(["One anyband checkpoint on another sensor's cube (hsi infer, no resampling): largest drop from "
+                 "in-scene OA over the 6 pairs", f"**{pct(gaps[worst_pair])} points** ({worst_pair})",
+                 f"<= 5 points: {_verdict(gaps[worst_pair] <= 0.05 and len(gaps) == 6)}",
+                 _from("cross_sensor_anyband", ab)])
     per_item, memcpy = lq["train_loader_vs_per_item_b64"], lq["train_loader_vs_memcpy_b64"]
     rows.append(["Training loader (batch 64) against a per-item loader / a memory copy",
                  f"{per_item:.1f}x / {pct(memcpy, 0)} % ({rate(lq['train_loader_b64'])} patches/s)",
@@ -434,9 +526,28 @@ README_MARKERS = ("<!-- benchmarks-summary: generated by python benchmarks/table
                   "<!-- /benchmarks-summary -->")
 
 
+def short_leaderboard(lb: dict[str, Any]) -> str:
+    """Every model's mean OA per scene of the whole-registry leaderboard, its parameters on the first scene and its
+    seconds per epoch there: the README's short table."""
+    boards = lb["boards"]
+    models = list(dict.fromkeys(r["model"] for b in boards for r in b["rows"]))
+    rows = []
+    for model in models:
+        found = [next((r for r in b["rows"] if r["model"] == model), None) for b in boards]
+        first = next(r for r in found if r is not None)
+        rows.append([model, *("-" if r is None else f"{pct(r['oa_mean'])} ± {pct(r['oa_std'])}" for r in found),
+                     _count(first.get("parameters")), "-" if first.get("epoch_s") is None else f"{first['epoch_s']:.1f}"])
+    rows += [[name, *("not run (CPU budget)" for _ in boards), "-", "-"] for name in not_run(lb)]
+    head = ["model", *(f"{b['scene']} OA %" for b in boards), f"params ({boards[0]['scene']})",
+            f"s/epoch ({boards[0]['scene']}, 1 thread)"]
+    return table(head, rows)
+
+
 def readme_block(data: dict[str, Any]) -> str:
-    """The summary table between :data:`README_MARKERS`, as README.md carries it."""
-    return "\n".join([README_MARKERS[0], summary_table(data), README_MARKERS[1]])
+    """The summary table and the short leaderboard between :data:`README_MARKERS`, as README.md carries them."""
+    return "\n".join([README_MARKERS[0], summary_table(data), "", "Every model at its registry defaults, 5-fold "
+                      "spatial CV (`hsi evaluate --models ...`; settings and the rest: docs/benchmarks.md):", "",
+                      short_leaderboard(data["leaderboard"]), README_MARKERS[1]])
 
 
 INTRO = """\
@@ -465,7 +576,9 @@ def render(results: Path = RESULTS) -> str:
              "The default configuration first.",
              summary_table(data),
              accuracy_section(data["accuracy"]),
+             leaderboard_section(data["leaderboard"]),
              cross_sensor_section(data["cross_sensor"], data["cross_sensor_variants"]),
+             anyband_section(data["cross_sensor_anyband"], data["cross_sensor_anyband_seed1"]),
              loader_section(data["loader_quiet"], data["loader"]),
              step_section(data["loader"], data["step"]),
              infer_section(data),

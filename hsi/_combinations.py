@@ -16,7 +16,12 @@ from typing import Any
 from hsi._checks import not_an_option
 from hsi.errors import OptionError
 
-__all__ = ["check_combinations", "infer_combinations"]
+__all__ = ["check_combinations", "infer_combinations", "refuse_pca"]
+
+
+def refuse_pca(model: str, pca: Any) -> None:
+    """Refuse PCA for a network that reads each band's wavelength (``anyband``): components have none."""
+    raise OptionError("pca", pca, f"none: {model} reads each band with its wavelength, and PCA components have none")
 
 
 def _check_fractions(fractions: Any, split: str) -> None:

@@ -139,8 +139,9 @@ def test_quick_plan_has_every_ordered_pair(bench):
 def test_default_plan_gives_the_default_model_every_variant(bench):
     specs = bench.plan(bench.parser().parse_args([]))
     variants = {s["variant"] for s in specs if s["model"] == "default"}
-    assert variants == set(bench.VARIANTS) and len(variants) == 11
-    assert {s["model"] for s in specs} == {"default", "cnn2d", "svm"}
+    assert variants == set(bench.VARIANTS) and len(variants) == 12
+    assert {s["model"] for s in specs} == {"default", "cnn2d", "svm", "anyband"}
+    assert {s["variant"] for s in specs if s["model"] == "anyband"} == {"infer"}
     one = bench.plan(bench.parser().parse_args(["--models", "svm", "--variants", "default", "l2/scene",
                                                 "--pairs", "A:C"]))
     assert [(s["model"], s["variant"], s["train"], s["test"]) for s in one] == [
@@ -226,3 +227,21 @@ def test_bad_pairs_and_variants_are_refused(bench, capsys):
         with pytest.raises(SystemExit):
             bench.parser().parse_args(argv)
     assert "expected" in capsys.readouterr().err
+
+
+def test_the_infer_variant_cuts_a_wider_test_cube_to_the_training_sensors_range(bench, rendered):
+    from hsi.io import read_cube
+
+    cut = bench.within(rendered["C"], "A", "C")  # C: 405-2445 nm, A: 420-2400 nm
+    assert cut.name == "C-within-A.h5"
+    cube, whole = read_cube(cut, key="cube"), read_cube(rendered["C"], key="cube")
+    keep = (whole.wavelengths >= 415.0) & (whole.wavelengths <= 2405.0)
+    np.testing.assert_array_equal(cube.wavelengths, whole.wavelengths[keep])
+    np.testing.assert_array_equal(cube.data, whole.data[..., keep])
+    assert cube.meta["units"] == whole.meta["units"]
+    with h5py.File(cut, "r") as a, h5py.File(rendered["C"], "r") as b:
+        np.testing.assert_array_equal(a["labels"][...], b["labels"][...])
+        np.testing.assert_array_equal(a["cube"].attrs["fwhm"], b["cube"].attrs["fwhm"][keep])
+    assert bench.within(rendered["A"], "C", "A") == rendered["A"]  # inside C's range: used as it is
+    argv = bench.infer_argv(Path("run/best.ckpt"), cut)
+    assert argv[:3] == ["infer", "--checkpoint", "run/best.ckpt"] and argv[argv.index("--labels") + 1] == str(cut)

@@ -80,6 +80,8 @@ SCORED = {"test": "test pixels (the checkpoint's split)",
 def _summary(result: Any) -> str:
     """The files written, the no-data count, the scores (each line saying which pixels it covers) and the time."""
     lines = [f"{name}: {path}" for name, path in sorted(result.files.items())]
+    if result.bands_note:
+        lines.insert(0, f"bands: {result.bands_note}")
     if result.nodata_pixels:
         total = result.labels.size if result.labels is not None else 0
         share = f" ({100 * result.nodata_pixels / total:.2f} %)" if total else ""

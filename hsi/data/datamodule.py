@@ -748,8 +748,9 @@ class HSIDataModule(pl.LightningDataModule):
         return {**state, **self._training_facts()}
 
     def _training_facts(self) -> dict[str, Any]:
-        """What inference checks a new cube against: the training pixels' band statistics after preprocessing, and
-        the training scenes' units and typical raw value (computed once)."""
+        """What inference checks a new cube against: the band statistics after preprocessing of the training pixels
+        and of all the training scenes' valid pixels (a cube on other bands is matched to the latter), and the
+        training scenes' units and typical raw value (computed once)."""
         if self._facts is None:
             names = self.scene_names
             train = [n for n in self.collection.train_names if self.scene_split(n).train.any()] or names
@@ -758,7 +759,8 @@ class HSIDataModule(pl.LightningDataModule):
             levels = [f.get("value_level") for f in facts if f.get("value_level")]
             classes = None if len(names) == 1 else [self.class_names[k] for k in
                                                     sorted(set(np.unique(self.train_dataset.labels).tolist()))]
-            self._facts = {"band_stats": stats.to_dict(), "training_values": {
+            self._facts = {"band_stats": stats.to_dict(), "scene_band_stats": self._band_stats(train, "all").to_dict(),
+                           "training_values": {
                 "names": train, "units": [(f.get("units") or {}).get("kind", "unknown") for f in facts],
                 "value_level": float(np.median(levels)) if levels else None, "classes": classes}}
         return self._facts

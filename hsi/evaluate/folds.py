@@ -14,9 +14,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from hsi.errors import OptionError
-from hsi.evaluate.options import DEFAULT_ROW
+from hsi.evaluate.options import ALL_MODELS, DEFAULT_ROW
 
-__all__ = ["FoldJob", "check_models", "plan"]
+__all__ = ["FoldJob", "check_models", "expand_models", "plan"]
 
 
 @dataclass(frozen=True)
@@ -69,10 +69,18 @@ class FoldJob:
 
 
 def check_models(models: tuple[str, ...], known: list[str]) -> None:
-    """Refuse a name that is neither ``default`` nor a known model."""
+    """Refuse a name that is neither ``default``, ``all`` nor a known model."""
     for name in models:
-        if name != DEFAULT_ROW and name not in known:
-            raise OptionError("models", name, f"{DEFAULT_ROW} or one of " + ", ".join(known))
+        if name not in (DEFAULT_ROW, ALL_MODELS) and name not in known:
+            raise OptionError("models", name, f"{DEFAULT_ROW}, {ALL_MODELS} or one of " + ", ".join(known))
+
+
+def expand_models(models: tuple[str, ...], known: list[str]) -> tuple[str, ...]:
+    """``models`` with ``all`` replaced by every known model (the registry's, then the classical ones), each once."""
+    names: list[str] = []
+    for name in models:
+        names += known if name == ALL_MODELS else [name]
+    return tuple(dict.fromkeys(names))
 
 
 def plan(models: tuple[str, ...], seeds: tuple[int, ...], n_folds: int, random: bool) -> list[FoldJob]:

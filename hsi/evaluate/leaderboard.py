@@ -3,8 +3,10 @@
 A row's statistics are over all its block-split fold runs (K folds times the seeds),
 ``std`` the population standard deviation (``ddof=0``) of those runs; ``per_class`` holds each
 class's mean accuracy over the runs whose test split holds the class (``per_class_std`` its std;
-None for a class in no test split), ``seconds`` the mean time of one fold run,
-and ``folds`` every run's own scores and leakage audit. With ``--random``, ``random`` holds the
+None for a class in no test split), ``seconds`` the mean time of one fold run, ``parameters``,
+``epoch_s`` and ``pixels_per_s`` the trainable parameters, fit seconds per epoch and test pixels
+classified per second (None for what a model has not), ``settings`` what the runs were given (patch,
+PCA, scaling, input bands, epochs), and ``folds`` every run's own scores and leakage audit. With ``--random``, ``random`` holds the
 same statistics over the random-split runs. Rows are ordered by mean OA, best first (ties by
 name), so the table is the same for the same runs.
 """
@@ -17,7 +19,7 @@ import numpy as np
 
 from hsi.evaluate.options import DEFAULT_ROW
 
-__all__ = ["LEADERBOARD_FORMAT", "leaderboard", "summarize"]
+__all__ = ["LEADERBOARD_FORMAT", "leaderboard", "settings_of", "summarize"]
 
 #: ``format`` of ``leaderboard.json``
 LEADERBOARD_FORMAT = "hsi.leaderboard"
@@ -25,7 +27,8 @@ _SCORES = ("oa", "aa", "kappa")
 
 
 def summarize(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """``oa_mean``, ``oa_std``, ... ``per_class`` means and stds, mean ``seconds`` and the largest ``leak``."""
+    """``oa_mean``, ``oa_std``, ... ``per_class`` means and stds, the mean ``seconds``, ``parameters``, ``epoch_s``
+    and ``pixels_per_s`` (None when no run recorded one) and the largest ``leak``."""
     stats: dict[str, Any] = {}
     for key in _SCORES:
         values = np.array([e[key] for e in entries], dtype=np.float64)
@@ -36,6 +39,9 @@ def summarize(entries: list[dict[str, Any]]) -> dict[str, Any]:
     stats["per_class"] = dict(zip(names, _nan_stat(per_class, np.mean)))
     stats["per_class_std"] = dict(zip(names, _nan_stat(per_class, np.std)))
     stats["seconds"] = float(np.mean([e["seconds"] for e in entries]))
+    for key in ("parameters", "epoch_s", "pixels_per_s"):
+        values = [e[key] for e in entries if e.get(key) is not None]
+        stats[key] = None if not values else int(round(np.mean(values))) if key == "parameters" else float(np.mean(values))
     stats["leak"] = int(max(e["leak"] for e in entries))
     return stats
 
@@ -53,9 +59,17 @@ def _model_label(model: str, results: list[Any]) -> str:
     return f"{DEFAULT_ROW} ({', '.join(resolved)})"
 
 
+def settings_of(metrics: dict[str, Any]) -> dict[str, Any]:
+    """What a row's runs were given, as its first run records it: patch, PCA, scaling, input bands, epochs."""
+    data, run = (metrics.get("config") or {}).get("data") or {}, (metrics.get("config") or {}).get("run") or {}
+    return {"patch_size": metrics.get("patch_size"), "pca": data.get("pca"), "scaling": data.get("scaling"),
+            "num_bands": metrics.get("num_bands"), "epochs": run.get("epochs")}
+
+
 def _row(model: str, results: list[Any]) -> dict[str, Any]:
     block = [r.entry() for r in results if r.job.fold is not None]
-    row: dict[str, Any] = {"model": _model_label(model, results), **summarize(block), "folds": block}
+    row: dict[str, Any] = {"model": _model_label(model, results), **summarize(block),
+                           "settings": settings_of(results[0].metrics), "folds": block}
     random = [r.entry() for r in results if r.job.fold is None]
     if random:
         row["random"] = {**summarize(random), "runs": random}

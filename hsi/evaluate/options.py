@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from hsi._checks import is_int
 from hsi.errors import OptionError
 
-__all__ = ["DEFAULT_FOLDS", "DEFAULT_MODELS", "DEFAULT_ROW", "EvaluateOptions", "check_split"]
+__all__ = ["ALL_MODELS", "DEFAULT_FOLDS", "DEFAULT_MODELS", "DEFAULT_ROW", "EvaluateOptions", "check_split"]
 
 #: folds of an evaluation when ``--folds`` is not given
 DEFAULT_FOLDS = 5
 #: the name that means the package's default run (no ``--model``, the registry's recommendations)
 DEFAULT_ROW = "default"
+#: the name that means every model: the registry's networks, then svm and rf
+ALL_MODELS = "all"
 #: the models compared when ``--models`` is not given
 DEFAULT_MODELS = (DEFAULT_ROW, "svm", "rf")
 
@@ -36,8 +38,9 @@ class EvaluateOptions:
     Parameters
     ----------
     models : tuple[str, ...] | None
-        Models to compare: registry names (`hsi train --help` lists them), svm, rf, and default for the
-        package's default run (no --model). None: default, svm and rf.
+        Models to compare: registry names (`hsi train --help` lists them), svm, rf, default for the
+        package's default run (no --model), and all for every registry network, svm and rf. None: default, svm
+        and rf.
     seeds : tuple[int, ...]
         Seeds; each gives its own fold partition, initialisation and data order, and every fold is run for
         every seed.

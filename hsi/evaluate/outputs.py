@@ -51,6 +51,15 @@ def _pm(stats: dict[str, Any], key: str) -> str:
     return f"{100 * stats[f'{key}_mean']:.1f} ± {100 * stats[f'{key}_std']:.1f}"
 
 
+def _count(value: float | None) -> str:
+    """A parameter count as 153,224; blank for none (a classical model)."""
+    return "" if value is None else f"{round(value):,}"
+
+
+def _maybe(value: float | None, spec: str) -> str:
+    return "" if value is None else format(value, spec)
+
+
 def per_class_table(board: dict[str, Any]) -> str:
     """Each class, by the scene's name for it, and its accuracy % per model (mean ± std over the fold runs whose
     test split holds it; blank where none does)."""
@@ -67,10 +76,12 @@ def per_class_table(board: dict[str, Any]) -> str:
 def markdown_table(board: dict[str, Any]) -> str:
     """The leaderboard as a Markdown table (what ``hsi evaluate`` prints at the end)."""
     random = any("random" in row for row in board["rows"])
-    head = ["model", "OA %", "AA %", "kappa", "leak", "s/fold"] + (["random OA % (leaky)"] if random else [])
+    head = ["model", "OA %", "AA %", "kappa", "leak", "params", "s/epoch", "test px/s", "s/fold"] + (
+        ["random OA % (leaky)"] if random else [])
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in board["rows"]:
         cells = [row["model"], _pm(row, "oa"), _pm(row, "aa"), _pm(row, "kappa"), str(row["leak"]),
+                 _count(row.get("parameters")), _maybe(row.get("epoch_s"), ".2f"), _maybe(row.get("pixels_per_s"), ",.0f"),
                  f"{row['seconds']:.1f}"]
         if random:
             cells.append(_pm(row["random"], "oa") if "random" in row else "")
@@ -78,7 +89,8 @@ def markdown_table(board: dict[str, Any]) -> str:
     runs = len(board["rows"][0]["folds"])
     note = (f"{board['scene']}: {board['n_folds']}-fold spatial cross-validation over {board['block_size']} px blocks, "
             f"seeds {', '.join(map(str, board['seeds']))}: mean ± std over {runs} fold runs per model; leak = test "
-            "pixels inside training patches (largest over the folds).")
+            "pixels inside training patches (largest over the folds); params = trainable parameters; s/epoch = fit "
+            "seconds per epoch; test px/s = test pixels classified per second (one process).")
     return "\n".join(lines) + "\n\n" + per_class_table(board) + "\n\n" + note
 
 
@@ -88,11 +100,12 @@ def csv_text(board: dict[str, Any]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["model", "oa_mean", "oa_std", "aa_mean", "aa_std", "kappa_mean", "kappa_std", "seconds", "leak",
-                     *names])
+                     "parameters", "epoch_s", "pixels_per_s", *names])
     for row in board["rows"]:
         writer.writerow([row["model"], *(f"{row[k]:.6f}" for k in ("oa_mean", "oa_std", "aa_mean", "aa_std",
                                                                      "kappa_mean", "kappa_std")),
-                         f"{row['seconds']:.3f}", row["leak"], *("" if row["per_class"][n] is None else f"{row['per_class'][n]:.6f}" for n in names)])
+                         f"{row['seconds']:.3f}", row["leak"], _count(row.get("parameters")).replace(",", ""),
+                         _maybe(row.get("epoch_s"), ".4f"), _maybe(row.get("pixels_per_s"), ".1f"), *("" if row["per_class"][n] is None else f"{row['per_class'][n]:.6f}" for n in names)])
     return buf.getvalue()
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from hsi.errors import LeakageWarning, OptionError, OverwriteError, RunOutputError, StratificationWarning
-from hsi.evaluate.folds import FoldJob, check_models, plan
+from hsi.evaluate.folds import FoldJob, check_models, expand_models, plan
 from hsi.evaluate.options import EvaluateOptions, check_split
 
 __all__ = ["FOLD_RECORD", "EvaluationConfig", "FoldResult", "run_evaluation", "run_fold", "scene_identity"]
@@ -91,12 +91,15 @@ class FoldResult:
     redone: str | None = None
 
     def entry(self) -> dict[str, Any]:
-        """The fold's entry of the leaderboard (``seconds``: the recorded run time)."""
+        """The fold's entry of the leaderboard (``seconds``: the recorded run time; ``parameters``, ``epoch_s``,
+        ``pixels_per_s``: trainable parameters, fit seconds per epoch, test pixels per second, None where the run
+        has none or recorded none)."""
         m = self.metrics
         return {"seed": self.job.seed, "fold": self.job.fold, "oa": m["oa"], "aa": m["aa"], "kappa": m["kappa"],
                 "leak": self.leak, "per_class": m["per_class"], "test_pixels": m["split"]["test_pixels"],
                 "train_pixels": m["split"]["train_pixels"], "seconds": m["timing"]["total_s"],
-                "run": self.job.folder.as_posix()}
+                "parameters": m.get("parameters"), "epoch_s": m["timing"].get("epoch_s"),
+                "pixels_per_s": m["timing"].get("pixels_per_s"), "run": self.job.folder.as_posix()}
 
 
 def _train_config(job: FoldJob, config: EvaluationConfig, folder: Path) -> Any:
@@ -334,17 +337,23 @@ def check_config(config: EvaluationConfig) -> Path:
     return _check_config(config)[0]
 
 
+def known_models() -> list[str]:
+    """Every model an evaluation can run: the registry's networks, then the classical ones."""
+    from hsi.classical import CLASSICAL_MODELS
+    from hsi.models.registry import list_models
+
+    return [*list_models(), *CLASSICAL_MODELS]
+
+
 def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
     """The output folder (absolute) and the scene's class names (:func:`check_enough_blocks`), every option checked
     before any folder is made."""
-    from hsi.classical import CLASSICAL_MODELS
     from hsi.data import HSIDataModule
     from hsi.evaluate.outputs import check_out, default_out
-    from hsi.models.registry import list_models
     from hsi.training.options import RunOptions
 
     check_split(config.data)
-    check_models(config.options.model_names, [*list_models(), *CLASSICAL_MODELS])
+    check_models(config.options.model_names, known_models())
     probe = HSIDataModule(**FoldJob("probe", 0, config.n_folds, 1).data(config.data))  # checks, reads nothing
     RunOptions(**config.run)
     out = check_out(config.options.out or default_out(probe.source.name))
@@ -405,7 +414,7 @@ def run_evaluation(config: EvaluationConfig, log: Any = None) -> dict[str, Any]:
     if opts.random:
         log("warning: --random: the random-pixel split lets test pixels into training patches (see each run's "
             "leak); its column is for comparison with the literature only")
-    jobs = plan(opts.model_names, opts.seeds, config.n_folds, opts.random)
+    jobs = plan(expand_models(opts.model_names, known_models()), opts.seeds, config.n_folds, opts.random)
     inputs, created = scene_identity(config.data), not out.exists()
     started, results = time.perf_counter(), []
     try:

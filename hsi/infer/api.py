@@ -52,6 +52,8 @@ class InferResult:
         Global rank of this process (0 unless run with several devices).
     nodata_pixels : int
         Pixels left unclassified because they are no-data (label 0, confidence 0).
+    bands_note : str or None
+        Set when a wavelength-aware network read the cube on its own bands instead of resampling it (what it did).
     """
 
     labels: np.ndarray | None
@@ -64,6 +66,7 @@ class InferResult:
     timings: dict[str, float] = field(default_factory=dict)
     rank: int = 0
     nodata_pixels: int = 0
+    bands_note: str | None = None
 
 
 def _device(accelerator: str) -> torch.device:
@@ -331,12 +334,21 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
 
 
 def _onto_checkpoint(model: InferenceModel, source: SceneSource) -> tuple[SceneSource, InferenceModel, dict[str, Any]]:
-    """The cube on the checkpoint's bands (resampled by response when they differ), the model with its preprocessing
-    fitted on the cube when the checkpoint scaled each scene on its own, and the records of both and of the
-    scene-shift check (for ``inference.json``)."""
+    """The cube on the checkpoint's bands (resampled by response when they differ; a wavelength-aware network
+    instead reads the cube's own bands, :mod:`hsi.infer.own_bands`), the model with its preprocessing fitted on the
+    cube when the checkpoint scaled each scene on its own, and the records of both and of the scene-shift check
+    (for ``inference.json``)."""
     from hsi.data.sources.bands import onto_grid
+    from hsi.infer.own_bands import onto_own_bands, reads_own_bands
     from hsi.infer.shift import check_new_scene, fit_on_scene, sample_spectra
 
+    if reads_own_bands(model, source):  # a wavelength-aware network: the cube's own bands, not resampled
+        spectra = sample_spectra(source)
+        model, bands = onto_own_bands(model, source, spectra)
+        return source, model, {"scene_shift": check_new_scene(model, source, spectra, per_band=False),
+                               "bands": bands, "preprocessing": {"fitted_on": "this cube's own pixels (its bands are "
+                                                                 "not the checkpoint's)",
+                                                                 "pixels": bands["preprocessing_fitted_on_pixels"]}}
     source = onto_grid(source, model.wavelengths, model.num_bands_in, model.grid_fwhm)
     check_cube(model, source.shape[2], source.wavelengths, source.name)
     spectra = sample_spectra(source)  # read once: the per-scene fit and the shift check use the same windows
@@ -425,4 +437,5 @@ def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, t
     total = time.perf_counter() - times["started"]
     return InferResult(arrays.get("labels"), arrays.get("confidence"), arrays.get("probabilities"), metrics,
                        model.class_names, model.palette, files, {"tiles": times["tiles"], "total": total},
-                       nodata_pixels=int(describe["nodata_pixels"]))
+                       nodata_pixels=int(describe["nodata_pixels"]),
+                       bands_note=(describe.get("bands") or {}).get("note"))

@@ -69,6 +69,10 @@ class InferenceModel:
         The training pixels' band statistics after preprocessing
         (:class:`hsi.preprocess.shift.BandStats`), for the scene-shift check; None in
         checkpoints written before it.
+    scene_band_stats : dict or None
+        The same statistics over all the training scenes' valid pixels: a cube read on other bands
+        (:mod:`hsi.infer.own_bands`) is matched to them band by band (by wavelength); None in
+        checkpoints written before it.
     training_values : dict or None
         ``{"names", "units", "value_level", "classes"}`` of the training scenes (their units,
         typical raw value and trained classes), for the raw-value check and the scores.
@@ -95,6 +99,7 @@ class InferenceModel:
     georef: Any = None
     grid_fwhm: np.ndarray | None = None
     band_stats: dict[str, Any] | None = None
+    scene_band_stats: dict[str, Any] | None = None
     training_values: dict[str, Any] | None = None
     fit_per_scene: bool = False
 
@@ -209,6 +214,7 @@ def _inference_model(net: torch.nn.Module, state: dict[str, Any], dm_hp: dict[st
         georef=_georef(state.get("georef"), path),
         grid_fwhm=None if state.get("grid_fwhm") is None else np.asarray(state["grid_fwhm"], dtype=np.float64),
         band_stats=state.get("band_stats"),
+        scene_band_stats=state.get("scene_band_stats"),
         training_values=state.get("training_values"),
         fit_per_scene=_fits_per_scene(state),
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["check_new_scene", "fit_on_scene", "sample_spectra"]
+__all__ = ["check_new_scene", "fit_on_scene", "refit_pipeline", "sample_spectra"]
 
 #: windows sampled per side (a grid of at most SIDE x SIDE windows) and their size in pixels
 SIDE = 6
@@ -51,19 +51,26 @@ def fit_on_scene(model: Any, source: Any, spectra: np.ndarray) -> tuple[Any, dic
 
     if not model.fit_per_scene:
         return model, None
-    from hsi.preprocess import Pipeline
-
-    spectra = spectra[np.all(np.isfinite(spectra), axis=1)]
-    fresh = Pipeline([type(step)(**step.get_params()) for step in model.pipeline.steps])
-    fresh.fit(spectra[:, None, :], None, wavelengths=source.wavelengths)
+    fresh, pixels = refit_pipeline(model.pipeline, spectra, source.wavelengths)
     note = {"fitted_on": "this scene's own pixels (unsupervised, as the checkpoint scaled every scene)",
-            "pixels": int(spectra.shape[0])}
+            "pixels": pixels}
     return dataclasses.replace(model, pipeline=fresh, fit_per_scene=False), note
 
 
-def check_new_scene(model: Any, source: Any, raw: np.ndarray) -> dict[str, Any]:
+def refit_pipeline(pipeline: Any, spectra: np.ndarray, wavelengths: Any) -> tuple[Any, int]:
+    """The steps of ``pipeline``, unfitted, fitted on the finite rows of ``spectra`` (no label read); and their count."""
+    from hsi.preprocess import Pipeline
+
+    spectra = spectra[np.all(np.isfinite(spectra), axis=1)]
+    fresh = Pipeline([type(step)(**step.get_params()) for step in pipeline.steps])
+    fresh.fit(spectra[:, None, :], None, wavelengths=wavelengths)
+    return fresh, int(spectra.shape[0])
+
+
+def check_new_scene(model: Any, source: Any, raw: np.ndarray, per_band: bool = True) -> dict[str, Any]:
     """The raw-value and after-preprocessing checks of ``source`` (its :func:`sample_spectra` ``raw``) against
-    ``model``'s training data (warned)."""
+    ``model``'s training data (warned); ``per_band=False`` (a cube on other bands than training's) skips the
+    second, whose statistics are band by band."""
     from hsi.data.sources.shift import raw_check
     from hsi.preprocess.shift import BandStats, band_stats, check_shift, value_level
 
@@ -75,7 +82,7 @@ def check_new_scene(model: Any, source: Any, raw: np.ndarray) -> dict[str, Any]:
     against = [{"name": ", ".join(values["names"]), "units": {"kind": kind}, "value_level": values["value_level"]}
                for kind in (values["units"] or ["unknown"])]
     record = {"checked": True, "raw": raw_check(fact, against)}
-    if finite.any():
+    if finite.any() and per_band:
         x = model.pipeline.transform(raw[finite][:, None, :])[:, 0, :]
         record["preprocessed"] = check_shift(BandStats.from_dict(model.band_stats), band_stats(x), str(source.name),
                                              list(values["names"]))

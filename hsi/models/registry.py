@@ -26,6 +26,7 @@ __all__ = [
     "model_options",
     "recommended_patch_size",
     "recommended_pca",
+    "recommended_scaling",
     "register_model",
 ]
 
@@ -149,3 +150,18 @@ def recommended_patch_size(name: str, default: int | None = None) -> int | None:
     """
     size = getattr(get_model_class(name), "RECOMMENDED_PATCH_SIZE", None)
     return default if size is None else int(size)
+
+
+def recommended_scaling(name: str) -> str | None:
+    """Per-band scaling a run should use for model ``name`` when given no ``scaling``; None: the DataModule's ``auto``.
+
+    The class's ``RECOMMENDED_SCALING``: ``anyband`` asks for ``standardize``, whose per-band mean and deviation
+    vary smoothly with wavelength (minmax's extremes do not), so that its spectra read alike on other band sets.
+
+    Raises
+    ------
+    UnknownModelError
+        If ``name`` is not registered.
+    """
+    scaling = getattr(get_model_class(name), "RECOMMENDED_SCALING", None)
+    return None if scaling is None else str(scaling)

@@ -115,6 +115,22 @@ class Pipeline(BandTransformer):
         self.n_bands_out_ = int(x.shape[1])
         return self
 
+    def wavelengths_out(self, wavelengths: Any) -> np.ndarray | None:
+        """Band centres (nm) of :meth:`transform`'s output for an input on ``wavelengths``; None when lost (PCA).
+
+        Band removal keeps the kept bands' centres, the derivative gives midpoints, and another
+        step that changes the band count loses them. ``wavelengths`` None gives None.
+        """
+        wl = None if wavelengths is None else np.asarray(wavelengths, dtype=np.float64)
+        for step in self._check_steps():
+            if wl is None:
+                return None
+            if hasattr(step, "wavelengths_out_"):
+                wl = step.wavelengths_out_
+            elif step.n_bands_out_ != step.n_bands_in_:
+                wl = None
+        return None if wl is None else np.asarray(wl, dtype=np.float64)
+
     @property
     def in_place(self) -> bool:  # type: ignore[override]
         """True when every step can write into a given array (:meth:`transform` with ``out``)."""

@@ -69,11 +69,14 @@ class ClassicalBackend:
         model_path = model.save(out / "model.npz", run=run_description(datamodule, self.model))
         test_started = time.perf_counter()
         X_test, y_test, coords = datamodule.pixel_spectra("test")
+        predict_started = time.perf_counter()
         probs = model.predict_proba(X_test).astype(np.float32)
+        predict_seconds = time.perf_counter() - predict_started
         evaluation = Evaluation(coords=coords, y_true=y_test, y_pred=probs.argmax(axis=1), probs=probs,
                                 best_epoch=None, checkpoint=str(final_path(model_path)),
-                                seconds=time.perf_counter() - test_started, hparams=dict(settings.model))
-        return Fitted(evaluation, {"model_params": model.params_}, fit_seconds)
+                                seconds=time.perf_counter() - test_started, hparams=dict(settings.model),
+                                predict_seconds=predict_seconds)
+        return Fitted(evaluation, {"model_params": model.params_, "parameters": None}, fit_seconds)
 
 
 def run_description(datamodule: HSIDataModule, model: str) -> dict[str, Any]:

@@ -40,7 +40,7 @@ from hsi.training.refit import refit_checkpoint
 from hsi.training.results import evaluate
 from hsi.training.task import HSIClassifier
 
-__all__ = ["DeepBackend", "apply_recommended_patch_size", "apply_recommended_pca", "check_devices", "make_trainer"]
+__all__ = ["DeepBackend", "apply_recommended_patch_size", "apply_recommended_pca", "apply_recommended_scaling", "check_devices", "make_trainer"]
 
 log = logging.getLogger("hsi.training")
 
@@ -93,6 +93,19 @@ def apply_recommended_patch_size(data: dict[str, Any], model: str, notes: list[s
     _say(f"{model} reads {size}x{size} patches: using patch size {size} (and its split buffer) as the model registry "
          "recommends; give --patch-size to change it", notes)
     return {**data, "patch_size": size}
+
+
+def apply_recommended_scaling(data: dict[str, Any], model: str, notes: list[str] | None = None) -> dict[str, Any]:
+    """``data`` with the registry's per-band scaling for ``model`` (anyband: standardize), said on stderr (or added to
+    ``notes``, to be said when training starts)."""
+    from hsi.models import recommended_scaling
+
+    scaling = recommended_scaling(model)
+    if scaling is None:
+        return data
+    _say(f"{model}: scaling each band by {scaling} as the model registry recommends; give --scaling to change it",
+         notes)
+    return {**data, "scaling": scaling}
 
 
 def _say(line: str, notes: list[str] | None) -> None:
@@ -213,11 +226,13 @@ class DeepBackend:
         """Nothing to refuse: every run option applies to a network."""
 
     def recommend(self, data: dict[str, Any]) -> dict[str, Any]:
-        """``data`` with the registry's PCA and patch size for this network where neither was given."""
+        """``data`` with the registry's PCA, patch size and scaling for this network where they were not given."""
         if "pca" not in data:
             data = apply_recommended_pca(data, self.model, self.notes)
         if "patch_size" not in data:
             data = apply_recommended_patch_size(data, self.model, self.notes)
+        if "scaling" not in data:
+            data = apply_recommended_scaling(data, self.model, self.notes)
         return data
 
     def announce(self) -> None:
@@ -253,5 +268,6 @@ class DeepBackend:
             "best_val_oa": float(best.best_model_score) if best.best_model_score is not None else None,
             "pretrain": None if self.task.pretrain_report is None else self.task.pretrain_report.to_dict(),
             "refit": refit,
+            "parameters": sum(p.numel() for p in self.task.net.parameters() if p.requires_grad),
         }
         return Fitted(evaluation, facts, fit_seconds)

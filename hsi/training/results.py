@@ -62,6 +62,9 @@ class Evaluation:
         The chosen model's arguments (as ``metrics.json`` records them).
     seconds : float
         Time the evaluation took.
+    predict_seconds : float | None
+        Of which the pass over the test pixels (model loading excluded): ``len(coords) / predict_seconds`` is the
+        inference speed in pixels per second.
     """
 
     coords: np.ndarray
@@ -72,6 +75,7 @@ class Evaluation:
     checkpoint: str
     seconds: float
     hparams: dict[str, Any]
+    predict_seconds: float | None = None
 
 
 def evaluate(best_path: str, datamodule: HSIDataModule, accelerator: str) -> Evaluation:
@@ -81,13 +85,16 @@ def evaluate(best_path: str, datamodule: HSIDataModule, accelerator: str) -> Eva
     best = HSIClassifier.load_from_checkpoint(best_path, weights_only=False)
     trainer = L.Trainer(accelerator=accelerator, devices=1, logger=False, enable_progress_bar=False,
                         enable_model_summary=False, deterministic=True)
+    predict_started = time.perf_counter()
     outputs = trainer.predict(best, datamodule=datamodule)
+    predict_seconds = time.perf_counter() - predict_started
     probs = torch.cat([o["probs"] for o in outputs]).numpy()
     dataset = datamodule.predict_dataset
     return Evaluation(
         coords=np.asarray(dataset.coords), y_true=np.asarray(dataset.labels), y_pred=probs.argmax(axis=1),
         probs=probs.astype(np.float32), best_epoch=None if epoch is None else epoch_number(epoch),
         checkpoint=str(Path(best_path).resolve()), seconds=time.perf_counter() - started, hparams=dict(best.hparams),
+        predict_seconds=predict_seconds,
     )
 
 
@@ -193,11 +200,21 @@ def write_reports(out: Path, settings: Any, datamodule: HSIDataModule, evaluatio
         "seed": settings.run.seed,
         **facts,
         "timing": {"fit_s": round(timing["fit_s"], 3), "test_s": round(evaluation.seconds, 3),
-                   "total_s": round(time.perf_counter() - timing["started"], 3)},
+                   "total_s": round(time.perf_counter() - timing["started"], 3), **speeds(evaluation, facts, timing)},
         "config": {"data": jsonable(datamodule.data_arguments()), "model": jsonable(task_hparams),
                    "run": settings.run.to_dict(), "resumed_from": settings.resume.path if settings.resume else None},
     })
     return finish(out, metrics, datamodule, evaluation)
+
+
+def speeds(evaluation: Evaluation, facts: dict[str, Any], timing: dict[str, float]) -> dict[str, float | None]:
+    """``epoch_s``: fit time per epoch trained in this run (None for a classical model); ``pixels_per_s``: test
+    pixels classified per second by the test pass (None when it was not timed)."""
+    epochs = facts.get("epochs_trained", 0) - facts.get("start_epoch", 1) + 1 if "epochs_trained" in facts else 0
+    epoch_s = round(timing["fit_s"] / epochs, 4) if epochs > 0 else None
+    passed = evaluation.predict_seconds
+    pixels_per_s = round(len(evaluation.coords) / passed, 1) if passed and len(evaluation.coords) else None
+    return {"epoch_s": epoch_s, "pixels_per_s": pixels_per_s}
 
 
 def jsonable(d: dict[str, Any]) -> dict[str, Any]:

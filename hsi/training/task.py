@@ -25,7 +25,7 @@ from hsi._roles import Role, check_declared, roles
 from hsi.data.build import IGNORE_INDEX  # unlabeled pixels: never in the loss or the metrics
 from hsi.errors import NonFiniteLossError, OptionError
 from hsi.models import DEFAULT_MODEL, build_model, channels_last_weights, list_models
-from hsi.models.registry import model_options
+from hsi.models.registry import get_model_class, model_options
 from hsi.training.metrics import scores_from_confusion
 
 
@@ -71,7 +71,8 @@ class HSIClassifier(L.LightningModule):
     patch_size : int | None
         Side of the input patches (None: from the DataModule).
     model_options : dict[str, Any] | None
-        Keyword arguments of the network's constructor (see its docstring), e.g. width=32.
+        Keyword arguments of the network's constructor (see its docstring), e.g. width=32; a wavelength-aware
+        network's wavelengths are taken from the DataModule when not given.
     lr : float
         Learning rate.
     weight_decay : float
@@ -151,6 +152,9 @@ class HSIClassifier(L.LightningModule):
             filled["class_names"] = list(filled["class_names"])
         if self.hparams.max_epochs is None and self._trainer is not None and self.trainer.max_epochs not in (None, -1):
             filled["max_epochs"] = int(self.trainer.max_epochs)
+        centres = _band_centres(self.hparams, datamodule) if self.net is None else None
+        if centres is not None:
+            filled["model_options"] = {**dict(self.hparams.model_options or {}), "wavelengths": centres}
         if filled:  # recorded as hyperparameters, so the checkpoint rebuilds the net by itself
             self.save_hyperparameters({**dict(self.hparams), **filled})
         if self.net is None:
@@ -363,6 +367,29 @@ def check_batch_size(model: str, net: torch.nn.Module, batch_size: Any) -> None:
     if has_norm and batch_size is not None and int(batch_size) < 2:
         raise OptionError("batch_size", batch_size, f"at least 2: {model} uses batch normalisation, which cannot "
                           "train on a batch of one sample")
+
+
+def _band_centres(hp: Any, datamodule: Any) -> list[float] | None:
+    """The band centres (nm) a wavelength-aware network reads, after the DataModule's preprocessing.
+
+    None for other networks, when ``model_options`` gives them, or when the data have no
+    wavelengths (the network then takes its bands as evenly spaced).
+
+    Raises
+    ------
+    OptionError
+        The preprocessing ends in PCA components, which have no wavelength.
+    """
+    if not getattr(get_model_class(hp.model), "takes_wavelengths", False) or datamodule is None:
+        return None
+    if "wavelengths" in (hp.model_options or {}) or getattr(datamodule, "wavelengths", None) is None:
+        return None
+    centres = datamodule.pipeline.wavelengths_out(datamodule.wavelengths)
+    if centres is None:
+        from hsi._combinations import refuse_pca
+
+        refuse_pca(hp.model, getattr(getattr(datamodule, "hparams", {}), "pca", None))
+    return [round(float(c), 6) for c in centres]
 
 
 def _build_network(hp: Any) -> torch.nn.Module:

@@ -48,6 +48,8 @@ OPTION_ERRORS = {
                          "error: --patch-size: 4: an odd integer >= 1 (the patch is centred on its pixel)"),
     "train-epochs": (["train", "--epochs", "-1"], "error: --epochs: -1: an integer >= 1"),
     "train-pca": (["train", "--pca", "0"], "error: --pca: 0: a number of components >= 1"),
+    "train-anyband-pca": (["train", "--model", "anyband", "--pca", "30"],
+                          "error: --pca: 30: none: anyband reads each band with its wavelength"),
     "train-lr": (["train", "--lr", "0"], "error: --lr: 0"),
     "train-seed": (["train", "--seed", "-3"], "error: --seed: -3: an integer from 0 to 4294967295"),
     "train-devices": (["train", "--devices", "0"], "error: --devices: 0"),

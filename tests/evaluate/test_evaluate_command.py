@@ -14,10 +14,14 @@ SCENE = ["--scene-options", "height=24", "width=24", "bands=8", "n_classes=3", "
 EVALUATE = ["evaluate", *SCENE, "--models", "spectral1d", "svm", "--folds", "3", "--epochs", "1"]
 
 
+#: the entries that are wall times (or speeds measured from them)
+TIMES = ("seconds", "epoch_s", "pixels_per_s")
+
+
 def _without_seconds(value):
-    """``value`` with every ``seconds`` entry (wall times) removed."""
+    """``value`` with every wall-time entry (:data:`TIMES`) removed."""
     if isinstance(value, dict):
-        return {k: _without_seconds(v) for k, v in value.items() if k != "seconds"}
+        return {k: _without_seconds(v) for k, v in value.items() if k not in TIMES}
     if isinstance(value, list):
         return [_without_seconds(v) for v in value]
     return value
@@ -62,6 +66,34 @@ def test_writes_every_output_with_a_row_per_model_and_no_leak(evaluated):
         assert sum(f["test_pixels"] for f in row["folds"]) == labelled
     assert stderr.count("fold ") >= 6 and "| model |" in stdout
     assert "too few folds to conclude" in (folder / "comparison.md").read_text()
+
+
+def test_each_row_gives_parameters_time_per_epoch_and_inference_speed(evaluated):
+    from hsi.models import build_model
+
+    folder, stdout, _ = evaluated
+    rows = {r["model"]: r for r in _board(folder)["rows"]}
+    net = build_model("spectral1d", 8, 3, 5)
+    assert rows["spectral1d"]["parameters"] == sum(p.numel() for p in net.parameters() if p.requires_grad)
+    for fold in rows["spectral1d"]["folds"]:
+        metrics = json.loads((folder / fold["run"] / "metrics.json").read_text())
+        timing = metrics["timing"]
+        assert fold["epoch_s"] == timing["epoch_s"] == pytest.approx(timing["fit_s"] / metrics["epochs_trained"], abs=1e-3)
+        assert fold["pixels_per_s"] == timing["pixels_per_s"] > 0
+    assert rows["spectral1d"]["epoch_s"] == pytest.approx(sum(f["epoch_s"] for f in rows["spectral1d"]["folds"]) / 3)
+    assert rows["svm"]["parameters"] is None and rows["svm"]["epoch_s"] is None and rows["svm"]["pixels_per_s"] > 0
+    assert "| params | s/epoch | test px/s |" in stdout and f"| {rows['spectral1d']['parameters']:,} |" in stdout
+
+
+def test_all_means_every_registry_network_then_the_classical_models():
+    from hsi.evaluate.folds import check_models, expand_models
+    from hsi.evaluate.running import known_models
+    from hsi.models import list_models
+
+    known = known_models()
+    assert known == [*list_models(), "svm", "rf"]
+    check_models(("all", "default"), known)
+    assert expand_models(("default", "all", "svm"), known) == ("default", *list_models(), "svm", "rf")
 
 
 def test_the_table_equals_hsi_train_on_the_same_fold(evaluated, hsi_main, tmp_path):
@@ -110,7 +142,7 @@ def test_a_finished_fold_made_with_other_settings_is_refused(evaluated, hsi_main
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--models", "nope"], "--models: nope: default or one of"),
+    (["--models", "nope"], "--models: nope: default, all or one of"),
     (["--split", "random"], "--split: random: block"),
     (["--folds", "1"], "--folds: 1: an integer >= 2"),
     (["--seeds", "1", "1"], "--seeds"),

@@ -27,8 +27,12 @@ def make_datamodule(**overrides):
         return HSIDataModule(**{**DM_ARGS, **overrides})
 
 
-def train_checkpoint(path: Path, model: str, **dm_overrides) -> Path:
-    """Fit ``model`` for one short epoch and save the checkpoint (with the DataModule state) at ``path``."""
+def train_checkpoint(path: Path, model: str, shape_from_data: bool = False, **dm_overrides) -> Path:
+    """Fit ``model`` for one short epoch and save the checkpoint (with the DataModule state) at ``path``.
+
+    ``shape_from_data``: the task is given only the model, and takes the rest from the DataModule in ``setup``
+    (a wavelength-aware network needs that to learn its bands' wavelengths).
+    """
     import lightning.pytorch as pl
     import torch
 
@@ -36,8 +40,9 @@ def train_checkpoint(path: Path, model: str, **dm_overrides) -> Path:
 
     torch.manual_seed(0)
     dm = make_datamodule(**dm_overrides)
-    task = HSIClassifier(model=model, num_bands=dm.num_bands, num_classes=dm.num_classes, patch_size=dm.patch_size,
-                         class_names=dm.class_names, max_epochs=1)
+    task = HSIClassifier(model=model, max_epochs=1) if shape_from_data else HSIClassifier(
+        model=model, num_bands=dm.num_bands, num_classes=dm.num_classes, patch_size=dm.patch_size,
+        class_names=dm.class_names, max_epochs=1)
     trainer = pl.Trainer(max_epochs=1, limit_train_batches=3, limit_val_batches=0, num_sanity_val_steps=0,
                          accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
                          enable_progress_bar=False, enable_model_summary=False)

@@ -25,6 +25,10 @@ PATCH_SIZES = {
     "cnn3d": (3, 5),
     "spectral1d": (1, 5),
     "hybridsn": (9, 11),
+    "ssftt": (5, 7),
+    "spectralformer": (3, 5),
+    "spectralformer_pixel": (1, 3),
+    "anyband": (3, 7),
 }
 
 CASES = [(model, p) for model, sizes in PATCH_SIZES.items() for p in sizes]

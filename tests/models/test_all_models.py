@@ -17,8 +17,9 @@ SHAPES = [(30, 11), (200, 9), (13, 9)]
 NUM_CLASSES = 5
 
 
-def test_registry_lists_the_six_architectures():
-    assert MODELS == ["cnn2d", "cnn3d", "fcn", "hybridsn", "spectral1d", "ssnet"]
+def test_registry_lists_the_ten_architectures():
+    assert MODELS == ["anyband", "cnn2d", "cnn3d", "fcn", "hybridsn", "spectral1d", "spectralformer",
+                      "spectralformer_pixel", "ssftt", "ssnet"]
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -136,7 +137,7 @@ def test_constructor_hides_nothing(name):
         assert p.default is not inspect.Parameter.empty, p.name
     model = build_model(name, 30, NUM_CLASSES, 11)
     assert (model.num_bands, model.num_classes, model.patch_size) == (30, NUM_CLASSES, 11)
-    assert model.dense is (name in ("fcn", "ssnet"))
+    assert model.dense is (name in ("fcn", "ssnet", "anyband"))
 
 
 @pytest.mark.parametrize("name", MODELS)

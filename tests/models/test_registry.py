@@ -9,10 +9,14 @@ from torch import nn
 from hsi.errors import HSIError
 from hsi.models import (
     CNN2D,
+    SSFTT,
     CNN3D,
     FCN,
     HybridSN,
+    AnyBandNet,
     Spectral1DCNN,
+    SpectralFormer,
+    SpectralFormerPixel,
     SSNet,
     UnknownModelError,
     build_model,
@@ -31,6 +35,10 @@ def test_names_map_to_classes_case_insensitively():
         "cnn2d": CNN2D,
         "fcn": FCN,
         "ssnet": SSNet,
+        "ssftt": SSFTT,
+        "spectralformer": SpectralFormer,
+        "spectralformer_pixel": SpectralFormerPixel,
+        "anyband": AnyBandNet,
     }
     assert set(list_models()) == set(expected)
     for name, cls in expected.items():

@@ -1,0 +1,96 @@
+"""A wavelength-aware checkpoint (anyband) maps a cube on other bands without resampling it, and says so."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from tests.infer.conftest import SCENE, make_datamodule, train_checkpoint
+
+FAST = {"format": ("npy",), "progress": False, "accelerator": "cpu"}
+
+
+@pytest.fixture(scope="module")
+def anyband_ckpt(tmp_path_factory):
+    """One short epoch of anyband on the tiny synthetic scene (10 bands, 400-2500 nm), its shape from the data."""
+    path = tmp_path_factory.mktemp("anyband") / "anyband.ckpt"
+    overrides = {"patch_size": 5, "scaling": "standardize"}
+    return train_checkpoint(path, "anyband", shape_from_data=True, **overrides), make_datamodule(**overrides)
+
+
+def _infer(ckpt, data, wavelengths, out):
+    from hsi.infer import infer_scene
+    from hsi.io import Cube
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = infer_scene(ckpt, Cube(np.ascontiguousarray(data, dtype=np.float32), wavelengths, {"source": "new"}),
+                             out=out, **FAST)
+    return result, json.loads((out / "inference.json").read_text())
+
+
+def test_the_network_is_built_on_the_wavelengths_of_its_input(anyband_ckpt):
+    path, dm = anyband_ckpt
+    saved = torch.load(path, weights_only=False)["hyper_parameters"]["model_options"]
+    assert saved["wavelengths"] == pytest.approx(dm.wavelengths.tolist())
+
+
+def test_a_cube_on_other_bands_is_read_on_its_own_bands_and_said(anyband_ckpt, tmp_path):
+    from hsi.preprocess.response import apply_response, response_matrix
+    from hsi.scenes.synthetic import make_synthetic_scene
+
+    path, _ = anyband_ckpt
+    scene = make_synthetic_scene(**SCENE)
+    wl = scene.cube.wavelengths
+    other = np.linspace(450.0, 2450.0, 7)  # another sensor: 7 bands at other centres, inside the trained range
+    cube = apply_response(scene.cube.data, response_matrix(wl, other))
+    result, manifest = _infer(path, cube, other, tmp_path / "other")
+    assert manifest["bands"]["method"] == "own bands" and manifest["bands"]["bands"] == 7
+    assert manifest["bands"]["matched_to_training_scene"] is True
+    assert "without resampling" in result.bands_note and "7 bands" in result.bands_note
+    assert result.labels.shape == scene.labels.shape
+
+    same, manifest = _infer(path, scene.cube.data, wl, tmp_path / "same")
+    assert manifest["bands"] is None and same.bands_note is None  # its own bands: nothing changes
+    from hsi.infer import infer_scene
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        own = infer_scene(path, scene="synthetic", **FAST)
+    assert np.array_equal(np.asarray(same.labels), np.asarray(own.labels))
+
+
+def test_a_cube_beyond_the_trained_range_is_refused_on_the_command_line(anyband_ckpt, tmp_path, capsys):
+    from hsi.cli import main
+    from hsi.io import write_h5
+    from hsi.scenes.synthetic import make_synthetic_scene
+
+    path, _ = anyband_ckpt
+    scene = make_synthetic_scene(**SCENE)
+    wide = np.linspace(200.0, 2800.0, 10)
+    cube = write_h5(tmp_path / "wide.h5", scene.cube.data, labels=scene.labels, wavelengths=wide)
+    status = main(["infer", "--checkpoint", str(path), "--cube", str(cube), "--out", str(tmp_path / "map"),
+                   "--no-progress"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 2 and err[-1].startswith("error: ")
+    assert "200.0-2800.0 nm" in err[-1] and "trained on 400.0-2500.0 nm" in err[-1]
+    assert not (tmp_path / "map").exists()
+
+
+def test_pca_is_refused_for_a_network_that_reads_wavelengths():
+    import lightning.pytorch as pl
+
+    from hsi.errors import OptionError
+    from hsi.training import HSIClassifier
+
+    dm = make_datamodule(pca=3)
+    trainer = pl.Trainer(max_epochs=1, limit_train_batches=1, limit_val_batches=0, logger=False,
+                         enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(OptionError, match="pca: 3: none: anyband reads each band with its wavelength"):
+            trainer.fit(HSIClassifier(model="anyband"), datamodule=dm)
