@@ -10,10 +10,13 @@ run it again with the same ``--out`` to resume.
     python benchmarks/bench_accuracy.py --scene samson --models default svm --out bench-accuracy
     python benchmarks/bench_accuracy.py --random --out bench-accuracy        # adds the leaky random column
     python benchmarks/bench_accuracy.py --models all --out bench-all --json bench_leaderboard.json -- --threads 1
+    python benchmarks/bench_accuracy.py --scene samson synthetic --out bench-all --merge more --tables-only \
+        --json bench_leaderboard.json
 
 ``--models all`` is the whole registry's leaderboard (every network at its registry defaults, then svm and
 rf); ``--json`` writes every scene's leaderboard with the machine's facts (what ``benchmarks/tables.py`` reads
-from ``benchmarks/results/``).
+from ``benchmarks/results/``), joined with the rows of other models evaluated on the same folds in other
+folders (``--merge``, e.g. run beside it on another core); ``--tables-only`` writes it without running.
 """
 
 from __future__ import annotations
@@ -53,13 +56,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--random", action="store_true", help="add the random-pixel-split column (leaky)")
     parser.add_argument("--out", default="bench-accuracy", help="folder of the evaluations, one per scene")
     parser.add_argument("--json", default=None, metavar="PATH", help="write the leaderboards and the machine here")
+    parser.add_argument("--merge", nargs="+", default=[], metavar="OUT",
+                        help="with --json: also the rows of other runs' --out folders (other models on the same "
+                             "folds, run beside this one), each scene's rows in one board")
+    parser.add_argument("--tables-only", action="store_true",
+                        help="with --json: run nothing, write the JSON of the boards already in --out (and --merge)")
     parser.add_argument("extra", nargs="*", help="further hsi evaluate options, after --")
     args = parser.parse_args(argv)
 
     from hsi.cli import main as hsi_main
 
     status = 0
-    for scene in args.scene:
+    for scene in [] if args.tables_only else args.scene:
         root = args.root
         if scene == "samson" and root is None:
             if not SHARED_SAMSON.is_dir():
@@ -79,11 +87,24 @@ def write_json(path: Path, args: argparse.Namespace, argv: list[str]) -> None:
 
     from _machine import machine_facts
 
-    boards = [json.loads((Path(args.out) / scene / "leaderboard.json").read_text()) for scene in args.scene
-              if (Path(args.out) / scene / "leaderboard.json").is_file()]
-    for board in boards:  # each fold's own scores stay in --out; the table needs the rows' statistics
-        for row in board["rows"]:
+    boards = []
+    for scene in args.scene:
+        folders = [Path(out) / scene for out in (args.out, *args.merge) if (Path(out) / scene / "leaderboard.json").is_file()]
+        found = [json.loads((folder / "leaderboard.json").read_text()) for folder in folders]
+        if not found:
+            continue
+        board = found[0]
+        for other in found[1:]:  # the same folds (scene, folds, seeds, block size): one board
+            same = ("scene", "n_folds", "seeds", "block_size")
+            if any(other[k] != board[k] for k in same):
+                raise SystemExit(f"--merge: {scene}'s boards were made on other folds ({[other[k] for k in same]})")
+            board["rows"] += [r for r in other["rows"] if r["model"] not in {b["model"] for b in board["rows"]}]
+        board["rows"].sort(key=lambda r: (-r["oa_mean"], r["model"]))
+        board["evaluations"] = [{"folder": str(folder), "models": b["settings"]["models"],
+                                 "run": b["settings"]["run"], "seconds": b["seconds"]} for folder, b in zip(folders, found)]
+        for row in board["rows"]:  # each fold's own scores stay in --out; the table needs the rows' statistics
             row.pop("folds", None)
+        boards.append(board)
     path.write_text(json.dumps({"argv": argv, "machine": machine_facts(), "boards": boards}, indent=1) + "\n")
 
 

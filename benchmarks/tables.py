@@ -158,7 +158,10 @@ def leaderboard_section(lb: dict[str, Any]) -> str:
              "registry defaults (the patch, PCA and scaling in the settings column are what the registry recommends "
              "for it; the training recipe is the default one: 20 epochs at most with early stopping on validation OA, "
              "AdamW 1e-3, cosine, batch 64, the classifier layer refit), then svm and rf, in 5-fold spatial "
-             "cross-validation as above, one torch thread. params: trainable parameters; s/epoch: fit seconds per "
+             "cross-validation as above. Each evaluation ran on a core of its own with one torch thread "
+             "(`bench_accuracy.py --models ... -- --threads 1`, two side by side), and the boards were joined by "
+             "`--merge ... --tables-only` (each board's `evaluations` in the JSON). params: trainable parameters; "
+             "s/epoch: fit seconds per "
              "epoch (validation included); test px/s: test pixels classified per second by the test pass (one "
              "process, model loading excluded). Mean ± std over the folds."]
     for board in lb["boards"]:
@@ -168,6 +171,10 @@ def leaderboard_section(lb: dict[str, Any]) -> str:
                  "-" if r.get("pixels_per_s") is None else rate(r["pixels_per_s"])] for r in board["rows"]]
         parts += [f"### {board['scene'].capitalize()}",
                   table(["model", "settings", "OA %", "AA %", "kappa", "params", "s/epoch", "test px/s"], rows)]
+        elsewhere = [m for m in dict.fromkeys(r["model"] for b in lb["boards"] for r in b["rows"])
+                     if m not in {r["model"] for r in board["rows"]}]
+        if elsewhere:
+            parts.append(f"Not run on this scene in the time the machine had: {', '.join(elsewhere)}.")
     missing = not_run(lb)
     if missing:
         parts.append(f"Not run on this machine: {', '.join(missing)} (about 15 hours of one CPU core for the boards; "
@@ -535,7 +542,7 @@ def short_leaderboard(lb: dict[str, Any]) -> str:
     for model in models:
         found = [next((r for r in b["rows"] if r["model"] == model), None) for b in boards]
         first = next(r for r in found if r is not None)
-        rows.append([model, *("-" if r is None else f"{pct(r['oa_mean'])} ± {pct(r['oa_std'])}" for r in found),
+        rows.append([model, *("not run" if r is None else f"{pct(r['oa_mean'])} ± {pct(r['oa_std'])}" for r in found),
                      _count(first.get("parameters")), "-" if first.get("epoch_s") is None else f"{first['epoch_s']:.1f}"])
     rows += [[name, *("not run (CPU budget)" for _ in boards), "-", "-"] for name in not_run(lb)]
     head = ["model", *(f"{b['scene']} OA %" for b in boards), f"params ({boards[0]['scene']})",
