@@ -7,7 +7,7 @@ from typing import Literal
 import torch
 from torch import nn
 
-from hsi.errors import ModelSizeError
+from hsi.errors import ModelSizeError, OptionError
 from hsi.models._transformer import EncoderLayer
 from hsi.models.base import PatchClassifier, check_dropout, check_size
 from hsi.models.registry import register_model
@@ -104,7 +104,7 @@ class SpectralFormer(PatchClassifier):
         heads, head_dim = check_size(name, "heads", heads, 1), check_size(name, "head_dim", head_dim, 1)
         mlp_dim = check_size(name, "mlp_dim", mlp_dim, 1)
         if fusion not in ("caf", "vit"):
-            raise ModelSizeError(f"{name}: fusion must be 'caf' or 'vit'; got {fusion!r}")
+            raise OptionError("fusion", fusion, f"'caf' or 'vit' ({name}: cross-layer adaptive fusion or plain layers)")
         check_dropout(name, "dropout", dropout)
         check_dropout(name, "emb_dropout", emb_dropout)
 

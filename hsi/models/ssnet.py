@@ -50,9 +50,9 @@ class SSNet(PatchClassifier):
     with two: its convolutions are too small to split). Measured as ``hsi train`` runs it
     (20 epochs, its stem started from a full-batch per-pixel fit, :meth:`pixel_path` and
     :mod:`hsi.training.pretrain`, its classifier layer refit after training) in 5-fold
-    spatial cross-validation (accuracy benchmark, docs/benchmarks.md): Samson 99.6 ± 0.1 % OA against
+    spatial cross-validation (accuracy benchmark, docs/benchmarks.md): Samson 99.6 ± 0.2 % OA against
     99.4 ± 0.5 % for a cross-validated per-pixel RBF-SVM (context does not help there);
-    synthetic scene 94.8 ± 1.9 % against 69.0 ± 2.2 % (context does).
+    synthetic scene 95.0 ± 1.6 % against 69.1 ± 2.2 % (context does).
 
     Parameters
     ----------

@@ -143,6 +143,7 @@ def test_a_finished_fold_made_with_other_settings_is_refused(evaluated, hsi_main
 
 @pytest.mark.parametrize("args, message", [
     (["--models", "nope"], "--models: nope: default, all or one of"),
+    (["--models", "all", "--pca", "5"], "--pca: 5: none: anyband reads each band with its wavelength"),
     (["--split", "random"], "--split: random: block"),
     (["--folds", "1"], "--folds: 1: an integer >= 2"),
     (["--seeds", "1", "1"], "--seeds"),

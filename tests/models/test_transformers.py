@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hsi.errors import ModelSizeError, ShapeMismatchError
+from hsi.errors import ModelSizeError, OptionError, ShapeMismatchError
 from hsi.models import SSFTT, SpectralFormer, SpectralFormerPixel, build_model
 
 
@@ -74,6 +74,8 @@ def test_cross_layer_fusion_joins_each_layer_from_the_third_to_the_input_two_lay
     assert trainable(caf) - trainable(plain) == 3 * (21 * 21 * 2 + 21)
     with pytest.raises(ModelSizeError, match="band_patches must be odd"):
         SpectralFormer(20, 4, 3, band_patches=2)
+    with pytest.raises(OptionError, match="fusion: 'none': 'caf' or 'vit'"):
+        SpectralFormer(20, 4, 3, fusion="none")
 
 
 def test_patchwise_needs_its_own_patch_size_and_pixelwise_reads_only_the_centre():
