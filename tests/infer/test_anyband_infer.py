@@ -94,3 +94,16 @@ def test_pca_is_refused_for_a_network_that_reads_wavelengths():
         warnings.simplefilter("ignore")
         with pytest.raises(OptionError, match="pca: 3: none: anyband reads each band with its wavelength"):
             trainer.fit(HSIClassifier(model="anyband"), datamodule=dm)
+
+
+def test_an_anyband_network_built_without_wavelengths_has_its_cube_resampled(tmp_path):
+    from hsi.preprocess.response import apply_response, response_matrix
+    from hsi.scenes.synthetic import make_synthetic_scene
+
+    path = train_checkpoint(tmp_path / "fixed.ckpt", "anyband", patch_size=5)  # shape given: no wavelengths
+    assert "wavelengths" not in (torch.load(path, weights_only=False)["hyper_parameters"]["model_options"] or {})
+    scene = make_synthetic_scene(**SCENE)
+    finer = np.linspace(400.0, 2500.0, 19)
+    result, manifest = _infer(path, apply_response(scene.cube.data, response_matrix(scene.cube.wavelengths, finer)),
+                              finer, tmp_path / "map")
+    assert manifest["bands"]["method"] in ("subset", "linear", "gaussian") and result.bands_note is None
