@@ -74,6 +74,7 @@ def step_row(model: str, args: argparse.Namespace, work: Path) -> dict:
     from hsi.data.patches import DEFAULT_PATCH_SIZE
     from hsi.models import (build_model, channels_last_weights, recommended_patch_size, recommended_pca,
                             recommended_scaling)
+    from hsi.training.task import band_centres
 
     device = _device(args.accelerator)
     patch = recommended_patch_size(model, DEFAULT_PATCH_SIZE)
@@ -83,7 +84,8 @@ def step_row(model: str, args: argparse.Namespace, work: Path) -> dict:
     dm.prepare_data()
     dm.setup("fit")
     torch.manual_seed(0)
-    options = {"wavelengths": dm.pipeline.wavelengths_out(dm.wavelengths).tolist()} if model == "anyband" else {}
+    centres = band_centres(model, None, dm)  # a wavelength-aware network reads them, as hsi train gives them
+    options = {} if centres is None else {"wavelengths": centres}
     net = channels_last_weights(build_model(model, dm.num_bands, dm.num_classes, patch, **options)).to(device)
     opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
     loader = dm.train_dataloader()

@@ -63,6 +63,7 @@ def checked_values(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     Imports no torch: ``hsi train --patch-size 4`` or a missing ``--cube`` fails here, at once, with the
     library's own message.
     """
+    from hsi._combinations import check_models_pca
     from hsi.cli.early import check_data, check_files, given_values
     from hsi.cli.options import check_values
 
@@ -72,18 +73,9 @@ def checked_values(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     check_values(groups["model"] + groups["run"], given)
     check_data(groups["data"], given, resuming=given.get("resume") is not None)
     check_files(given, specs, from_config, getattr(args, "config", None))
-    _check_model_data(given)
+    check_models_pca([given.get("model")], given.get("pca"))
     return {group: {s.param: given[s.name] for s in group_specs if s.name in given}
             for group, group_specs in groups.items()}
-
-
-def _check_model_data(given: dict[str, Any]) -> None:
-    """A wavelength-aware network (``anyband``) takes no PCA (from the option table's constants: no torch)."""
-    from hsi._combinations import refuse_pca
-    from hsi.cli.table import table_constant
-
-    if given.get("model") in table_constant("wavelength_models") and given.get("pca") is not None:
-        refuse_pca(given["model"], given["pca"])
 
 
 def make_config(args: argparse.Namespace):

@@ -51,12 +51,8 @@ def _pm(stats: dict[str, Any], key: str) -> str:
     return f"{100 * stats[f'{key}_mean']:.1f} ± {100 * stats[f'{key}_std']:.1f}"
 
 
-def _count(value: float | None) -> str:
-    """A parameter count as 153,224; blank for none (a classical model)."""
-    return "" if value is None else f"{round(value):,}"
-
-
 def _maybe(value: float | None, spec: str) -> str:
+    """``value`` formatted by ``spec``; blank for none (what a model has not: a classical one's parameters)."""
     return "" if value is None else format(value, spec)
 
 
@@ -81,7 +77,7 @@ def markdown_table(board: dict[str, Any]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for row in board["rows"]:
         cells = [row["model"], _pm(row, "oa"), _pm(row, "aa"), _pm(row, "kappa"), str(row["leak"]),
-                 _count(row.get("parameters")), _maybe(row.get("epoch_s"), ".2f"), _maybe(row.get("pixels_per_s"), ",.0f"),
+                 _maybe(row.get("parameters"), ","), _maybe(row.get("epoch_s"), ".2f"), _maybe(row.get("pixels_per_s"), ",.0f"),
                  f"{row['seconds']:.1f}"]
         if random:
             cells.append(_pm(row["random"], "oa") if "random" in row else "")
@@ -104,7 +100,7 @@ def csv_text(board: dict[str, Any]) -> str:
     for row in board["rows"]:
         writer.writerow([row["model"], *(f"{row[k]:.6f}" for k in ("oa_mean", "oa_std", "aa_mean", "aa_std",
                                                                      "kappa_mean", "kappa_std")),
-                         f"{row['seconds']:.3f}", row["leak"], _count(row.get("parameters")).replace(",", ""),
+                         f"{row['seconds']:.3f}", row["leak"], _maybe(row.get("parameters"), "d"),
                          _maybe(row.get("epoch_s"), ".4f"), _maybe(row.get("pixels_per_s"), ".1f"), *("" if row["per_class"][n] is None else f"{row['per_class'][n]:.6f}" for n in names)])
     return buf.getvalue()
 

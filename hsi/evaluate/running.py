@@ -345,26 +345,17 @@ def known_models() -> list[str]:
     return [*list_models(), *CLASSICAL_MODELS]
 
 
-def _check_model_data(models: tuple[str, ...], data: dict[str, Any]) -> None:
-    """A wavelength-aware network among ``models`` takes no PCA: refused before any fold runs."""
-    from hsi._combinations import refuse_pca
-    from hsi.cli.table import table_constant
-
-    for name in models:
-        if name in table_constant("wavelength_models") and data.get("pca") is not None:
-            refuse_pca(name, data["pca"])
-
-
 def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
     """The output folder (absolute) and the scene's class names (:func:`check_enough_blocks`), every option checked
     before any folder is made."""
+    from hsi._combinations import check_models_pca
     from hsi.data import HSIDataModule
     from hsi.evaluate.outputs import check_out, default_out
     from hsi.training.options import RunOptions
 
     check_split(config.data)
     check_models(config.options.model_names, known_models())
-    _check_model_data(expand_models(config.options.model_names, known_models()), config.data)
+    check_models_pca(expand_models(config.options.model_names, known_models()), config.data.get("pca"))
     probe = HSIDataModule(**FoldJob("probe", 0, config.n_folds, 1).data(config.data))  # checks, reads nothing
     RunOptions(**config.run)
     out = check_out(config.options.out or default_out(probe.source.name))

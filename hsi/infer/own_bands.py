@@ -23,12 +23,9 @@ __all__ = ["onto_own_bands", "reads_own_bands"]
 def reads_own_bands(model: Any, source: Any) -> bool:
     """True when ``model``'s network reads band wavelengths (it was built with them) and ``source`` has band centres
     other than the training ones; a network built without them is one of fixed bands, and the cube is resampled."""
-    if not getattr(model.net, "takes_wavelengths", False) or getattr(model.net, "wavelengths", None) is None:
-        return False
-    if source.wavelengths is None:
-        return False
-    if model.wavelengths is None:
-        return False
+    built_with_them = getattr(model.net, "takes_wavelengths", False) and model.net.wavelengths is not None
+    if not built_with_them or source.wavelengths is None or model.wavelengths is None:
+        return False  # a fixed-band network, or wavelengths missing on either side
     from hsi.data.sources.bands import same_grid
 
     return not same_grid(source.wavelengths, model.wavelengths)

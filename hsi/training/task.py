@@ -152,7 +152,8 @@ class HSIClassifier(L.LightningModule):
             filled["class_names"] = list(filled["class_names"])
         if self.hparams.max_epochs is None and self._trainer is not None and self.trainer.max_epochs not in (None, -1):
             filled["max_epochs"] = int(self.trainer.max_epochs)
-        centres = _band_centres(self.hparams, datamodule) if self.net is None else None
+        hp = self.hparams
+        centres = band_centres(hp.model, hp.model_options, datamodule) if self.net is None else None
         if centres is not None:
             filled["model_options"] = {**dict(self.hparams.model_options or {}), "wavelengths": centres}
         if filled:  # recorded as hyperparameters, so the checkpoint rebuilds the net by itself
@@ -369,8 +370,8 @@ def check_batch_size(model: str, net: torch.nn.Module, batch_size: Any) -> None:
                           "train on a batch of one sample")
 
 
-def _band_centres(hp: Any, datamodule: Any) -> list[float] | None:
-    """The band centres (nm) a wavelength-aware network reads, after the DataModule's preprocessing.
+def band_centres(model: str, model_options: dict[str, Any] | None, datamodule: Any) -> list[float] | None:
+    """The band centres (nm) the wavelength-aware network ``model`` reads, after ``datamodule``'s preprocessing.
 
     None for other networks, when ``model_options`` gives them, or when the data have no
     wavelengths (the network then takes its bands as evenly spaced).
@@ -380,15 +381,15 @@ def _band_centres(hp: Any, datamodule: Any) -> list[float] | None:
     OptionError
         The preprocessing ends in PCA components, which have no wavelength.
     """
-    if not getattr(get_model_class(hp.model), "takes_wavelengths", False) or datamodule is None:
+    if not getattr(get_model_class(model), "takes_wavelengths", False) or datamodule is None:
         return None
-    if "wavelengths" in (hp.model_options or {}) or getattr(datamodule, "wavelengths", None) is None:
+    if "wavelengths" in (model_options or {}) or getattr(datamodule, "wavelengths", None) is None:
         return None
     centres = datamodule.pipeline.wavelengths_out(datamodule.wavelengths)
     if centres is None:
         from hsi._combinations import refuse_pca
 
-        refuse_pca(hp.model, getattr(getattr(datamodule, "hparams", {}), "pca", None))
+        refuse_pca(model, getattr(getattr(datamodule, "hparams", {}), "pca", None))
     return [round(float(c), 6) for c in centres]
 
 
