@@ -16,22 +16,13 @@ from typing import Any
 from hsi._checks import not_an_option
 from hsi.errors import OptionError
 
-__all__ = ["check_combinations", "check_models_pca", "infer_combinations", "refuse_pca"]
+__all__ = ["check_combinations", "infer_combinations", "refuse_pca"]
 
 
 def refuse_pca(model: str, pca: Any) -> None:
     """Refuse PCA for a network that reads each band's wavelength (``anyband``): components have none."""
     raise OptionError("pca", pca, f"none: {model} reads each band with its wavelength, and PCA components have none")
 
-
-def check_models_pca(models: Any, pca: Any) -> None:
-    """Refuse ``pca`` when one of ``models`` reads band wavelengths (the option table's ``wavelength_models``, so
-    the command line checks it without torch)."""
-    from hsi.cli.table import table_constant
-
-    for name in models:
-        if name in table_constant("wavelength_models") and pca is not None:
-            refuse_pca(name, pca)
 
 
 def _check_fractions(fractions: Any, split: str) -> None:

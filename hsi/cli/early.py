@@ -20,7 +20,7 @@ from hsi._paths import check_checkpoint_file, check_input_file
 from hsi.cli.options import OptionSpec, check_values, yaml_value
 from hsi.errors import UsageError
 
-__all__ = ["DATA_FILES", "check_data", "check_files", "read_config"]
+__all__ = ["DATA_FILES", "check_data", "check_files", "check_models_pca", "read_config"]
 
 #: data options that name input files (a ``scenes`` text is a collection YAML or pack file)
 DATA_FILES = ("cube_path", "labels_path", "test_labels_path", "scenes")
@@ -105,3 +105,14 @@ def check_data(specs: list[OptionSpec], values: dict[str, Any], *, resuming: boo
         return
     arguments = {s.param: values.get(s.name, s.default) for s in specs}
     check_combinations({**arguments, **(set_here or {})})
+
+
+def check_models_pca(models: Any, pca: Any) -> None:
+    """Refuse ``pca`` when one of ``models`` reads band wavelengths (the option table's ``wavelength_models``, so
+    the command line checks it without torch)."""
+    from hsi._combinations import refuse_pca
+    from hsi.cli.table import table_constant
+
+    for name in models:
+        if name in table_constant("wavelength_models") and pca is not None:
+            refuse_pca(name, pca)

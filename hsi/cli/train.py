@@ -63,8 +63,7 @@ def checked_values(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     Imports no torch: ``hsi train --patch-size 4`` or a missing ``--cube`` fails here, at once, with the
     library's own message.
     """
-    from hsi._combinations import check_models_pca
-    from hsi.cli.early import check_data, check_files, given_values
+    from hsi.cli.early import check_data, check_files, check_models_pca, given_values
     from hsi.cli.options import check_values
 
     groups = option_groups()

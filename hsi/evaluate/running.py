@@ -348,7 +348,7 @@ def known_models() -> list[str]:
 def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
     """The output folder (absolute) and the scene's class names (:func:`check_enough_blocks`), every option checked
     before any folder is made."""
-    from hsi._combinations import check_models_pca
+    from hsi.cli.early import check_models_pca
     from hsi.data import HSIDataModule
     from hsi.evaluate.outputs import check_out, default_out
     from hsi.training.options import RunOptions
