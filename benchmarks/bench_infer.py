@@ -74,41 +74,13 @@ CHILD_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(
     [str(Path(__file__).resolve().parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 
-def _reset_peak_rss() -> bool:
-    """Reset this process's ``VmHWM`` to its current resident set (Linux >= 4.0); False where not possible."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
-def _status_mb(key: str) -> float | None:
-    """``key`` of ``/proc/self/status`` (``VmHWM``, ``VmRSS``) in MB; None where there is no such file (not Linux)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024.0
-    except OSError:
-        pass
-    return None
-
-
-def _vm_hwm_mb() -> float:
-    """Peak resident set of this process since start or the last :func:`_reset_peak_rss` (Linux), else ru_maxrss."""
-    peak = _status_mb("VmHWM")
-    if peak is not None:
-        return peak
-    import resource
-
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-
-
 def child(args: argparse.Namespace) -> None:
     """One run of one row; prints one JSON line."""
     import importlib
 
     import torch
+
+    from hsi._memory import peak_rss_mb, reset_peak_rss, status_kb
 
     torch.set_num_threads(args.threads)
     for name in ("matplotlib.figure", "hsi.viz", "hsi.infer.metrics", "hsi.infer.write", "hsi.data.patches"):
@@ -126,14 +98,15 @@ def child(args: argparse.Namespace) -> None:
         infer_scene(model, warm, out=Path(args.out + "_warm"), tile=TILE, progress=False, overwrite=True)
         import gc
 
-        from hsi.infer.predict import release_freed_memory
+        from hsi._memory import release_freed_memory
 
         gc.collect()
         release_freed_memory()  # what the warm-up freed is not the timed run's memory
     if args.row in ("raw_read", "pipeline"):
         warm_page_cache(cube)
-    extra: dict = {"rss_at_start_mb": round(_status_mb("VmRSS") or 0.0, 1)}  # libraries and model: part of every peak
-    reset = _reset_peak_rss()
+    # libraries and model: part of every peak
+    extra: dict = {"rss_at_start_mb": round((status_kb("VmRSS") or 0) / 1024.0, 1)}
+    reset = reset_peak_rss()
     if args.row == "raw_read":
         seconds, read_extra = raw_read_seconds(cube, args.threads)
         extra.update(read_extra)
@@ -151,7 +124,7 @@ def child(args: argparse.Namespace) -> None:
     row = {"row": args.row, "model": args.model, "source": cube.suffix.lstrip("."), "size": [h, w, c],
            "patch_size": None if model is None else model.patch_size, "overlap": args.overlap,
            "device": str(device), "threads": args.threads, "pixels_per_s": round(h * w / seconds, 1),
-           "peak_rss_mb": round(_vm_hwm_mb(), 1), "peak_rss_is_row_only": reset, "seconds": round(seconds, 3),
+           "peak_rss_mb": round(peak_rss_mb(), 1), "peak_rss_is_row_only": reset, "seconds": round(seconds, 3),
            **{k: round(v, 3) if isinstance(v, float) else v for k, v in extra.items()}}
     print(json.dumps(row))
 

@@ -90,13 +90,6 @@ class PerItemDataset(Dataset):
         return torch.from_numpy(patch), torch.tensor(self.labels[i], dtype=torch.int64)
 
 
-def _rss_file_kb() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssFile:"):
-            return int(line.split()[1])
-    return -1
-
-
 def _epochs(loader, n_epochs: int, convert=None) -> float:
     """Median patches/s over n_epochs timed epochs (after a warm-up epoch)."""
     rates = []
@@ -115,24 +108,19 @@ def _epochs(loader, n_epochs: int, convert=None) -> float:
     return statistics.median(rates)
 
 
-def _status_kb(key: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(key + ":"):
-            return int(line.split()[1])
-    return -1
-
-
 def _epoch_peak_mb(dm) -> dict:
     """Peak resident MB over one training epoch of ``dm`` (caches built first), its caches' MB and a batch's MB."""
     dm.prepare_data()
     dm.setup("fit")
     loader = dm.train_dataloader()
-    base = _status_kb("VmRSS")
-    Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM to the current resident set
+    from hsi._memory import reset_peak_rss, status_kb
+
+    base = status_kb("VmRSS")
+    reset_peak_rss()  # VmHWM from the current resident set
     batch_mb = 0.0
     for x, _ in loader:
         batch_mb = max(batch_mb, x.numel() * 4 / 2**20)
-    peak = _status_kb("VmHWM")
+    peak = status_kb("VmHWM")
     caches = sum(p.stat().st_size for r in {f.parent for f in _cache_files(dm)} for p in r.glob("*.npy")) / 2**20
     return {"peak_mb": round(peak / 1024, 1), "rss_before_mb": round(base / 1024, 1),
             "growth_mb": round((peak - base) / 1024, 1), "caches_mb": round(caches, 1), "batch_mb": round(batch_mb, 2)}
@@ -178,10 +166,12 @@ def _cache_rss_mb(dm_factory, cache: str) -> tuple[float, float]:
     dm.prepare_data()
     dm.setup("fit")
     loader = dm.train_dataloader()
-    before = _rss_file_kb()
+    from hsi._memory import status_kb
+
+    before = status_kb("RssFile")
     for _ in loader:
         pass
-    grown = (_rss_file_kb() - before) / 1024
+    grown = (status_kb("RssFile") - before) / 1024
     disk = sum(p.stat().st_size for p in dm.cache_path.glob("*.npy")) / 2**20
     del loader, dm
     return grown, disk

@@ -74,9 +74,14 @@ html_static_path: list[str] = []
 
 
 def _skip_foreign(app, what, name, obj, skip, options):
-    """Leave out module members defined outside ``hsi`` (``from scipy.spatial import cKDTree``)."""
+    """Leave out module members defined outside ``hsi`` (``from scipy.spatial import cKDTree``).
+
+    Also scikit-learn's metadata-routing setters (``set_fit_request``), which it adds to every estimator.
+    """
     module = getattr(obj, "__module__", None)
     if what == "module" and isinstance(module, str) and module != "hsi" and not module.startswith("hsi."):
+        return True
+    if what == "class" and name.startswith("set_") and name.endswith("_request"):
         return True
     return None
 

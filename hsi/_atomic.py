@@ -4,7 +4,8 @@ Readers never see a half-written file, and a failed write leaves nothing behind;
 killed mid-write leaves ``.<name>.tmp-<pid>-...``, which :func:`remove_stale_temporaries`
 (called by :mod:`hsi.transaction` and :func:`hsi.data.cache.remove_leftovers`) removes once
 that process is gone. This is the one rename-into-place of the package: files
-(:func:`write_bytes_atomic`, :func:`atomic_path`) and moves (:func:`move_into_place`);
+(:func:`write_bytes_atomic`, :func:`atomic_path`), JSON files (:func:`write_json_atomic`, the one
+way the package writes a ``.json`` file) and moves (:func:`move_into_place`);
 :mod:`hsi.transaction` builds output folders on it. :func:`preallocate` reserves a memory
 map's blocks so a full disk fails at allocation rather than as SIGBUS on a page write.
 """
@@ -13,12 +14,14 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 #: ``.<name>.tmp-<pid>[-<anything>]``: a temporary file or folder of process ``pid``
 TMP_RE = re.compile(r"^\..+\.tmp-(\d+)(-.*)?$")
@@ -46,6 +49,37 @@ def write_bytes_atomic(path: str | Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def json_default(obj: Any) -> Any:
+    """What JSON cannot hold as such: numpy scalars as Python numbers, arrays (numpy's, torch's) as lists, the rest
+    (paths, dtypes) as its text."""
+    import numpy as np
+
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray) or hasattr(obj, "tolist"):
+        return obj.tolist()
+    return str(obj)
+
+
+def write_json_atomic(path: str | Path, obj: Any, *, indent: int | None = None, sort_keys: bool = False,
+                      allow_nan: bool = True, default: Callable[[Any], Any] | None = json_default,
+                      newline: bool = True) -> None:
+    """Replace ``path`` with ``obj`` as UTF-8 JSON, atomically (:func:`write_bytes_atomic`).
+
+    Parameters
+    ----------
+    indent, sort_keys, allow_nan
+        As :func:`json.dumps`; each file keeps its own layout so its bytes do not change.
+    default : callable or None
+        Turns what JSON cannot hold into what it can (:func:`json_default`: numpy values,
+        paths); None raises ``TypeError`` on such a value instead.
+    newline : bool
+        End the file with a newline.
+    """
+    text = json.dumps(obj, indent=indent, sort_keys=sort_keys, allow_nan=allow_nan, default=default)
+    write_bytes_atomic(path, (text + ("\n" if newline else "")).encode("utf-8"))
 
 
 def tmp_prefix(path: Path) -> str:

@@ -15,14 +15,15 @@ import difflib
 import functools
 import importlib.util
 import math
+import numbers
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from hsi.errors import OptionError
 
-__all__ = ["RULES", "Rule", "band_indices", "boolean", "check_int", "did_you_mean", "integer", "is_int",
-           "logger_available", "not_an_option", "number", "odd_integer", "parse_devices", "pca_components",
-           "rule_of", "tensorboard_available"]
+__all__ = ["COMPONENTS_ALLOWED", "RULES", "Rule", "band_indices", "boolean", "check_components", "check_int",
+           "did_you_mean", "integer", "is_int", "logger_available", "not_an_option", "number", "odd_integer",
+           "parse_devices", "pca_components", "rule_of", "tensorboard_available"]
 
 #: rule name -> the rule (named checks) or the function that makes one (``integer``); what :func:`rule_of` reads
 RULES: dict[str, Any] = {}
@@ -164,11 +165,27 @@ def number(low: float, high: float = math.inf, *, low_open: bool = False,
     return check
 
 
+#: what a number of PCA components may be, in words (one definition for PCA and the DataModule's ``pca``)
+COMPONENTS_ALLOWED = "a number of components >= 1 (an integer) or a variance fraction in (0, 1)"
+
+
+def check_components(name: str, value: Any) -> int | float:
+    """``value`` as a component count (int >= 1) or a variance fraction (float in (0, 1)); else :class:`OptionError`.
+
+    The rule of :class:`hsi.preprocess.pca.PCA`'s ``n_components``, kept here so that the option checks
+    (:func:`pca_components`) apply it without importing :mod:`hsi.preprocess`.
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        if value >= 1:
+            return int(value)
+    elif isinstance(value, numbers.Real) and not isinstance(value, bool) and 0.0 < float(value) < 1.0:
+        return float(value)
+    raise OptionError(name, value, COMPONENTS_ALLOWED)
+
+
 @_named_rule
 def pca_components(name: str, pca: Any) -> None:
-    """A check: the PCA rule of :func:`hsi.preprocess.pca.check_components`, or None (no PCA)."""
-    from hsi.preprocess.pca import check_components
-
+    """A check: the PCA rule of :func:`check_components`, or None (no PCA)."""
     if pca is not None:
         try:
             check_components(name, pca)

@@ -11,17 +11,28 @@ combination gets the same message.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from hsi._checks import not_an_option
 from hsi.errors import OptionError
 
-__all__ = ["check_combinations", "infer_combinations", "refuse_pca"]
+__all__ = ["check_combinations", "infer_combinations", "refuse_pca", "refuse_pca_for"]
 
 
 def refuse_pca(model: str, pca: Any) -> None:
     """Refuse PCA for a network that reads each band's wavelength (``anyband``): components have none."""
     raise OptionError("pca", pca, f"none: {model} reads each band with its wavelength, and PCA components have none")
+
+
+def refuse_pca_for(models: Iterable[Any], pca: Any, wavelength_models: Iterable[str]) -> None:
+    """Refuse ``pca`` when one of ``models`` is one of ``wavelength_models``, the networks that read each band's
+    wavelength (the command line passes the option table's list, which needs no torch; ``hsi evaluate`` the model
+    registry's, :func:`hsi.models.registry.wavelength_models`)."""
+    readers = set(wavelength_models)
+    for name in models:
+        if name in readers and pca is not None:
+            refuse_pca(name, pca)
 
 
 
@@ -113,7 +124,8 @@ def check_combinations(h: dict[str, Any]) -> None:
     _check_source(h)
 
 
-def infer_combinations(h: dict[str, Any], formats: tuple[str, ...]) -> tuple[str, ...]:
+def infer_combinations(h: dict[str, Any], formats: tuple[str, ...],
+                       probability_formats: tuple[str, ...]) -> tuple[str, ...]:
     """Check what ``InferOptions``' fields decide together; return ``format`` normalized (see :func:`_check_formats`).
 
     Parameters
@@ -121,7 +133,9 @@ def infer_combinations(h: dict[str, Any], formats: tuple[str, ...]) -> tuple[str
     h : dict
         The fields of ``InferOptions`` (each already checked on its own).
     formats : tuple of str
-        The map formats there are (``OUTPUT_FORMATS``), in the order they are written.
+        The output formats there are (:func:`hsi.sinks.list_sinks`), in the order they are written.
+    probability_formats : tuple of str
+        Those that write the probabilities (:func:`hsi.sinks.probability_sinks`).
 
     Raises
     ------
@@ -132,16 +146,17 @@ def infer_combinations(h: dict[str, Any], formats: tuple[str, ...]) -> tuple[str
         raise OptionError("overlap", h["overlap"], f"an integer in [0, tile) with tile={h['tile']}")
     if h["devices"] > 1 and h["strategy"] != "ddp":
         raise OptionError("devices", h["devices"], "1 unless strategy='ddp'")
-    return _check_formats(h["format"], h["probabilities"], formats)
+    return _check_formats(h["format"], h["probabilities"], formats, probability_formats)
 
 
-def _check_formats(value: Any, probabilities: bool, formats: tuple[str, ...]) -> tuple[str, ...]:
+def _check_formats(value: Any, probabilities: bool, formats: tuple[str, ...],
+                   probability_formats: tuple[str, ...]) -> tuple[str, ...]:
     """``format`` as a tuple of distinct ``formats`` in their order; "npy,envi" text is split.
 
     Raises
     ------
     OptionError
-        An unknown or empty choice, or probabilities asked for with neither "npy" nor "gtiff".
+        An unknown or empty choice, or probabilities asked for with none of ``probability_formats``.
     """
     words = value.split(",") if isinstance(value, str) else value
     try:
@@ -152,7 +167,7 @@ def _check_formats(value: Any, probabilities: bool, formats: tuple[str, ...]) ->
     if not chosen or any(w not in formats for w in chosen):
         raise OptionError("format", value, allowed)
     chosen_in_order = tuple(f for f in formats if f in chosen)
-    if probabilities and not {"npy", "gtiff"} & set(chosen_in_order):
-        raise OptionError("format", value, "npy or gtiff among them with probabilities=True (--probabilities): "
-                                           "the probabilities are written only as probabilities.npy / .tif")
+    if probabilities and not set(probability_formats) & set(chosen_in_order):
+        raise OptionError("format", value, f"{' or '.join(probability_formats)} among them with probabilities=True "
+                                           "(--probabilities): only those formats write the probabilities")
     return chosen_in_order

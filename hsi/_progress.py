@@ -45,11 +45,25 @@ class LineProgress:
 
     def __init__(self, total: int, desc: str = "", unit: str = "it", every: float = 0.1,
                  stream: IO[str] | None = None) -> None:
-        self.total, self.desc, self.unit, self.n = int(total), desc, unit, 0
-        self.step = max(1, int(round(self.total * every)))
+        self.desc, self.unit, self.n, self.every = desc, unit, 0, every
+        self.total = total  # sets the step between two lines
         self.stream = sys.stderr if stream is None else stream
         self.started = time.perf_counter()
-        self._next = self.step
+
+    @property
+    def total(self) -> int:
+        """Steps in all; may be set once known (a download's length), as on a tqdm bar."""
+        return self._total
+
+    @total.setter
+    def total(self, value: int) -> None:
+        self._total = int(value)
+        self.step = max(1, int(round(self._total * self.every)))
+        self._next = self.n + self.step
+
+    def reset(self) -> None:
+        """Back to step 0, the total kept (tqdm's ``reset``)."""
+        self.n, self._next = 0, self.step
 
     def update(self, n: int = 1) -> None:
         """Count ``n`` more steps; print a line when the next ``every`` of the total is reached."""

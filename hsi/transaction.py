@@ -1,7 +1,15 @@
 """Output folders written as transactions: staging beside the target, commit, manifest last.
 
 One policy for every command that writes a folder of outputs (``hsi infer``, ``hsi train``,
-``hsi convert --to npy``):
+``hsi convert --to npy``, ``hsi evaluate``), used as one context manager, :func:`staged`::
+
+    with transaction.staged(out, manifest="inference.json", outputs=("labels.npy", "metrics.json"),
+                            overwrite=overwrite, command="hsi infer") as txn:
+        txn.require_space(needed)  # once the size is known; or staged(..., needed=...) up front
+        ...  # write into txn.path
+        txn.commit({...})  # explicit; leaving the block without it discards what was staged
+
+The rules it applies:
 
 - **Checks before any work** (:func:`check_target`): the target is a folder or absent; a
   folder that holds outputs is refused unless ``overwrite``; with ``overwrite`` only files
@@ -21,9 +29,15 @@ One policy for every command that writes a folder of outputs (``hsi infer``, ``h
 - **Leftovers** (:func:`remove_leftovers`): the next run that opens a target removes
   staging folders beside it whose process is gone, ``.<name>.tmp-<pid>-`` files of dead
   writers, and ``.partial`` maps left inside it by earlier versions.
-- **Disk space**: :func:`require_free_space` before starting (when the size is known) and
-  :func:`disk_full_as_error` around the writes turn a full disk into one
-  :class:`~hsi.errors.DiskFullError` naming the folder and the bytes needed.
+- **Disk space**: :func:`require_free_space` before starting (``needed=``, or
+  :meth:`Transaction.require_space` once the size is known) and :func:`disk_full_as_error`
+  around the writes turn a full disk into one :class:`~hsi.errors.DiskFullError` naming the
+  folder and the bytes needed.
+- **Failure**: any error inside the block removes the staging folder (and an output folder
+  the caller created for this run, if still empty); the target is left as it was. Ctrl-C
+  may instead keep part of the work (``on_interrupt``: training commits its resumable state).
+- **Other processes** (DDP ranks other than 0) write into the owner's staging folder
+  (``inherited=``) and never check, commit or remove anything.
 """
 
 from __future__ import annotations
@@ -34,7 +48,7 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,13 +59,13 @@ from hsi._atomic import (
     move_into_place,
     pid_alive,
     remove_stale_temporaries,
-    write_bytes_atomic,
+    write_json_atomic,
 )
 from hsi.errors import DiskFullError, OverwriteError, RunOutputError
 
-__all__ = ["MANIFEST_FORMAT", "Staging", "begin", "check_target", "disk_full_as_error", "disk_full_error",
-           "file_record", "finished_outputs", "listed", "read_manifest", "remove_leftovers", "remove_listed", "require_free_space",
-           "verify_manifest"]
+__all__ = ["MANIFEST_FORMAT", "Staging", "Transaction", "begin", "check_target", "disk_full_as_error",
+           "disk_full_error", "file_record", "finished_outputs", "listed", "read_manifest", "remove_leftovers",
+           "remove_listed", "require_free_space", "staged", "verify_manifest"]
 
 #: ``format`` of every manifest written here
 MANIFEST_FORMAT = "hsi.outputs"
@@ -256,7 +270,7 @@ class Staging:
         self.target.mkdir(parents=True, exist_ok=True)
         # the journal names every file this commit may leave, so a killed commit's files stay hsi's
         journal = _journal(self.target, self.manifest)
-        write_bytes_atomic(journal, _json_bytes({"pid": os.getpid(), "files": sorted(old | set(names))}))
+        write_json_atomic(journal, {"pid": os.getpid(), "files": sorted(old | set(names))}, indent=1)
         (self.target / self.manifest).unlink(missing_ok=True)  # from here on the folder vouches for nothing
         fsync_dir(self.target)
         _test_hook("manifest-removed")
@@ -271,7 +285,7 @@ class Staging:
         _test_hook("before-manifest")
         body = {"format": MANIFEST_FORMAT, "version": 1, "command": self.command, "status": status,
                 **(extra or {}), "files": records}
-        write_bytes_atomic(self.target / self.manifest, _json_bytes(body))
+        write_json_atomic(self.target / self.manifest, body, indent=1)
         journal.unlink(missing_ok=True)
         shutil.rmtree(self.path, ignore_errors=True)
         return {**{name: self.target / name for name in names}, self.manifest: self.target / self.manifest}
@@ -299,6 +313,122 @@ def begin(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite: 
     with user_path(staging.path, f"create the staging folder of {target}", reading=False):
         staging.path.mkdir()
     return staging
+
+
+class Transaction:
+    """The open transaction :func:`staged` yields: where to write, and the commit.
+
+    Attributes
+    ----------
+    path : Path
+        The staging folder the block writes into.
+    target : Path
+        The output folder a commit moves the files into.
+    staging : Staging or None
+        None in a process that writes into another one's staging folder (``inherited``):
+        it never commits or removes anything.
+    needed : int or None
+        Bytes the outputs need, when known (checked free; named in a full disk's error).
+    what : str
+        What is written, for messages (``"the hsi infer outputs"``).
+    created : bool
+        The caller created ``target`` for this run: it goes again on failure while still empty.
+    committed : bool
+        :meth:`commit` has run.
+    """
+
+    def __init__(self, staging: Staging | None, path: Path, target: Path, *, needed: int | None, what: str,
+                 created: bool) -> None:
+        self.staging, self.path, self.target = staging, path, target
+        self.needed, self.what, self.created = needed, what, created
+        self.committed = False
+
+    @property
+    def owner(self) -> bool:
+        """Whether this process opened the staging folder (only the owner commits or removes it)."""
+        return self.staging is not None
+
+    def require_space(self, needed: int, what: str | None = None) -> None:
+        """Check that ``needed`` bytes are free beside the target (when the size is learnt inside the block)."""
+        require_free_space(self.target, needed, what or self.what)
+        self.needed = needed
+
+    def commit(self, extra: dict[str, Any] | None = None, *, status: str = "complete",
+               only: Iterable[str] | None = None) -> dict[str, Path]:
+        """Move the staged files into the target, the manifest last (:meth:`Staging.commit`); ``{name: path}``."""
+        if self.staging is None:
+            raise RuntimeError(f"{self.path}: this process writes into another one's staging folder and cannot commit")
+        files = self.staging.commit(extra, status=status, only=only)
+        self.committed = True
+        return files
+
+    def abort(self) -> None:
+        """Remove the staging folder, and the target when this run created it and it is still empty."""
+        if self.staging is None:
+            return
+        self.staging.abort()
+        if self.created:
+            with contextlib.suppress(OSError):
+                self.target.rmdir()
+
+
+#: ``on_interrupt(transaction, err)``: what to keep of an interrupted run; returns the exception to raise
+InterruptHook = Callable[[Transaction, KeyboardInterrupt], BaseException]
+
+
+@contextlib.contextmanager
+def staged(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite: bool, command: str,
+           needed: int | None = None, created: bool = False, inherited: str | Path | None = None,
+           on_interrupt: InterruptHook | None = None) -> Iterator[Transaction]:
+    """Open ``out`` as a transaction: checks and a staging folder (:func:`begin`); removed again on any error.
+
+    Parameters
+    ----------
+    out : str or Path
+        The output folder.
+    manifest, outputs, overwrite, command
+        As :func:`check_target`.
+    needed : int, optional
+        Bytes the outputs need, checked free before the block runs.
+    created : bool
+        The caller created ``out`` (empty) for this run; removed on failure while still empty.
+    inherited : str or Path, optional
+        The staging folder of another process (rank 0 of a DDP run) to write into instead:
+        nothing is checked, created, committed or removed here.
+    on_interrupt : callable, optional
+        Called on Ctrl-C instead of the abort; returns the exception to raise (training
+        commits its resumable state there).
+
+    Yields
+    ------
+    Transaction
+        Write into ``.path``, then call ``.commit(...)``; leaving the block without a commit
+        discards what was staged (an owner's), an exception removes it and is raised again, a
+        full disk as one :class:`~hsi.errors.DiskFullError` naming ``out``.
+    """
+    what = f"the {command} outputs"
+    if inherited is not None:
+        from_rank0 = Staging.from_path(inherited, manifest, command)
+        txn = Transaction(None, from_rank0.path, from_rank0.target, needed=needed, what=what, created=False)
+    else:
+        staging = begin(out, manifest=manifest, outputs=outputs, overwrite=overwrite, command=command)
+        txn = Transaction(staging, staging.path, staging.target, needed=None, what=what, created=created)
+    try:
+        if needed is not None and txn.owner:
+            txn.require_space(needed)
+        yield txn
+    except KeyboardInterrupt as err:
+        if on_interrupt is None or not txn.owner:
+            txn.abort()
+            raise
+        raise on_interrupt(txn, err) from None
+    except BaseException as err:
+        txn.abort()
+        if isinstance(err, Exception) and not isinstance(err, DiskFullError) and is_disk_full(err):
+            raise disk_full_error(txn.target, txn.needed, what) from err
+        raise
+    if not txn.committed:
+        txn.abort()
 
 
 def remove_listed(folder: str | Path, manifest: str) -> None:
@@ -353,17 +483,6 @@ def finished_outputs(folder: Path, manifest: str) -> tuple[dict[str, Any] | None
         name, what = next(iter(broken.items()))
         return None, f"{folder / name} was {'deleted' if what == 'missing' else 'edited'} since it was written"
     return data, None
-
-
-def _json_bytes(obj: Any) -> bytes:
-    def default(o: Any) -> Any:
-        if hasattr(o, "item") and callable(o.item):  # numpy scalars
-            return o.item()
-        if hasattr(o, "tolist"):
-            return o.tolist()
-        return str(o)
-
-    return (json.dumps(obj, indent=1, default=default, allow_nan=True) + "\n").encode("utf-8")
 
 
 def _mib(n: int) -> str:

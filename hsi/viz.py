@@ -14,7 +14,7 @@ import numpy as np
 
 from hsi._pages import release_mapped, row_strips
 from hsi._png import save_png
-from hsi.errors import OptionError, ShapeMismatchError
+from hsi.errors import ShapeMismatchError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -30,7 +30,6 @@ __all__ = [
     "distinguishable_palette",
     "figure_name",
     "min_delta_e",
-    "pick_rgb_bands",
     "plot_class_map",
     "plot_confidence",
     "plot_false_color",
@@ -40,9 +39,6 @@ __all__ = [
     "srgb_to_lab",
     "stretch_rgb",
 ]
-
-#: band centres (nm) looked for by :func:`pick_rgb_bands`: red, green, blue
-RGB_NM = (640.0, 550.0, 460.0)
 
 #: RGB (0-255) of no-data pixels in class maps: a magenta that no scene palette uses for a class
 NODATA_COLOR = (255, 0, 255)
@@ -137,19 +133,19 @@ def distinguishable_palette(table: Any, unlabeled: Any = SPLIT_COLORS["unlabeled
     return out
 
 
-#: file name endings left out of :func:`figure_name` (a cube's format, not its name)
-_CUBE_SUFFIXES = (".hdr", ".img", ".dat", ".raw", ".bsq", ".bil", ".bip", ".mat", ".h5", ".hdf5", ".he5", ".nc",
-                  ".tif", ".tiff", ".npy", ".npz", ".lan", ".gis")
-
-
 def figure_name(name: str) -> str:
     """What a figure title calls a cube: a file's name without its folder and format endings, else ``name``.
 
     ``"/data/run 3/samson_1.img.hdr"`` -> ``"samson_1"``, ``"scene.h5"`` -> ``"scene"``,
-    ``"indian_pines"`` (a registry scene) -> ``"indian_pines"``.
+    ``"indian_pines"`` (a registry scene) -> ``"indian_pines"``. The endings left out are those of the
+    registered readers (:func:`hsi.io.readers.known_suffixes`) and of ENVI binaries.
     """
+    from hsi.io.readers import known_suffixes
+    from hsi.io.readers.envi import BINARY_EXT
+
+    formats = tuple(known_suffixes() | BINARY_EXT)
     text = Path(str(name)).name or str(name)
-    while text.lower().endswith(_CUBE_SUFFIXES) and "." in text[1:]:
+    while text.lower().endswith(formats) and "." in text[1:]:
         text = text[: text.rindex(".")]
     return text
 
@@ -556,25 +552,6 @@ def _nan_mean(values: np.ndarray) -> float:
         kept = part[~np.isnan(part)]
         total, count = total + float(kept.sum()), count + kept.size
     return total / count if count else float("nan")
-
-
-def pick_rgb_bands(wavelengths: Any | None, n_bands: int) -> list[int]:
-    """Band indices for a false-colour composite (red, green, blue).
-
-    With wavelengths that span :data:`RGB_NM`, the bands nearest 640, 550 and 460 nm; with
-    wavelengths that do not (an infrared sensor), or none, the bands at 3/4, 1/2 and 1/4 of
-    the band range (in order of increasing wavelength, so red stays the longest).
-    """
-    n = int(n_bands)
-    if n < 1:
-        raise OptionError("n_bands", n_bands, "an integer >= 1 (pick_rgb_bands)")
-    if wavelengths is not None:
-        wl = np.asarray(wavelengths, dtype=np.float64)
-        if wl.shape != (n,):
-            raise ShapeMismatchError(f"pick_rgb_bands: {wl.size} wavelengths for {n} bands")
-        if wl.min() <= RGB_NM[2] and wl.max() >= RGB_NM[0]:
-            return [int(np.argmin(np.abs(wl - target))) for target in RGB_NM]
-    return [int(round(f * (n - 1))) for f in (0.75, 0.5, 0.25)]
 
 
 def stretch_rgb(bands: Any, low: float = 2.0, high: float = 98.0) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""Fixtures shared by the whole suite.
+"""Fixtures shared by the whole suite (plain helpers shared by several folders are in ``tests/helpers.py``).
 
 Real data lives in ``../shared/data`` beside the checkout (or wherever
 ``HSI_SHARED_DATA`` points). Tests that need it take the ``shared_data`` fixture and
@@ -7,10 +7,14 @@ are skipped cleanly when it is absent, as on a user's fresh clone.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import one_torch_thread as _one_torch_thread
+from tests.helpers import make_parcels, tmpfs
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +33,12 @@ def shared_data() -> Path:
     if not (root / "README.md").is_file():
         pytest.skip(f"real data not found at {root} (set HSI_SHARED_DATA to point elsewhere)")
     return root
+
+
+@pytest.fixture
+def parcels():
+    """The default :func:`tests.helpers.make_parcels` label map (96 x 80, 6 classes, parcels of 8)."""
+    return make_parcels()
 
 
 @pytest.fixture
@@ -52,3 +62,28 @@ def _few_threads(monkeypatch):
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
     yield
+
+
+@pytest.fixture
+def one_torch_thread():
+    """Torch on one thread for the test, restored after (a folder's conftest makes it autouse where its tests are
+    many tiny networks)."""
+    with _one_torch_thread():
+        yield
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """``small_disk(size)`` -> a tmpfs of ``size`` (``"2m"``) under tmp_path, unmounted after the test; the test is
+    skipped where mounting is not permitted (it needs root)."""
+    with contextlib.ExitStack() as stack:
+        made: list[Path] = []
+
+        def make(size: str) -> Path:
+            disk = stack.enter_context(tmpfs(tmp_path / f"disk{len(made) or ''}", size))
+            if disk is None:
+                pytest.skip("cannot mount a tmpfs here (needs root)")
+            made.append(disk)
+            return disk
+
+        yield make

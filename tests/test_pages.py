@@ -38,19 +38,19 @@ def _mapped(folder: Path, dtype) -> np.memmap:
 
 
 def _envi(array, folder):
-    from hsi.io.envi_write import write_classification
+    from hsi.io.writers.envi import write_classification
 
     write_classification(folder / "c", array, [f"c{i}" for i in range(8)], np.zeros((8, 3), np.uint8))
 
 
 def _label_tif(array, folder):
-    from hsi.io.geotiff_write import write_label_cog
+    from hsi.io.writers.geotiff import write_label_cog
 
     write_label_cog(folder / "l.tif", array, [f"c{i}" for i in range(8)], np.zeros((8, 3), np.uint8))
 
 
 def _float_tif(array, folder):
-    from hsi.io.geotiff_write import write_float_tif
+    from hsi.io.writers.geotiff import write_float_tif
 
     write_float_tif(folder / "f.tif", array)
 

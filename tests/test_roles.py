@@ -13,8 +13,9 @@ from hsi.data import HSIDataModule
 from hsi.data.cache import description_key
 from hsi.errors import CheckpointError
 from hsi.training import HSIClassifier
+from tests.helpers import TINY_SCENE, quiet_datamodule, train_checkpoint
 
-SCENE = {"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1}
+SCENE = dict(TINY_SCENE)
 
 #: another valid value of every recipe argument (the test below fails for a recipe argument missing here)
 OTHER_VALUE = {
@@ -80,20 +81,10 @@ def test_restore_rule():
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
     """A one-step checkpoint trained with scaling=standardize and pca=4 (DataModule arguments inside)."""
-    import lightning.pytorch as pl
-
-    path = tmp_path_factory.mktemp("ckpt") / "model.ckpt"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        dm = HSIDataModule(scene="synthetic", scene_options=SCENE, block_size=6, patch_size=5, pca=4,
-                           scaling="standardize")
-        task = HSIClassifier(model="spectral1d")
-        trainer = pl.Trainer(max_epochs=1, limit_train_batches=1, limit_val_batches=0, num_sanity_val_steps=0,
-                             logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                             enable_model_summary=False, accelerator="cpu")
-        trainer.fit(task, datamodule=dm)
-    trainer.save_checkpoint(path)
-    return path
+    dm = quiet_datamodule(scene="synthetic", scene_options=SCENE, block_size=6, patch_size=5, pca=4,
+                          scaling="standardize")
+    return train_checkpoint(tmp_path_factory.mktemp("ckpt") / "model.ckpt", dm, "spectral1d", shape_from_data=True,
+                            batches=1)
 
 
 def _hsi_cli(args):

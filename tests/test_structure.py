@@ -1,4 +1,5 @@
-"""The package's shape, checked: no import cycle (imports inside functions count) and no function over 60 lines."""
+"""The package's shape, checked: no import cycle and no import running back up the layers (imports inside
+functions count), no function over 60 lines, no class swapped at run time."""
 
 from __future__ import annotations
 
@@ -129,26 +130,69 @@ def test_no_function_over_60_lines():
     assert long == []
 
 
-#: packages below :mod:`hsi.collection` (the public face of collections, and pack files): none may import it
-LAYERS_BELOW_COLLECTION = ("hsi.io", "hsi.preprocess", "hsi.scenes", "hsi.data", "hsi.models", "hsi.training")
+#: The layers of the package, lowest first. A module may import modules of its own layer and of the layers below it,
+#: never of one above: an import running back up ties a low layer to everything above it (and is a cycle waiting to
+#: happen). Each entry is a module or a package (standing for every module inside it); the most specific entry
+#: decides. "hsi" is the base layer: the package itself and every module no higher entry names (``hsi.errors``,
+#: ``hsi.transaction``, ``hsi._atomic``, ``hsi._paths`` ...), so a new top-level module starts at the bottom.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("hsi",),               # the base (hsi.errors, hsi.transaction, the option rules hsi._checks and hsi._roles ...)
+    ("hsi.io",),            # readers and writers of files
+    ("hsi.preprocess",),    # transformers and splits on arrays
+    ("hsi.scenes",),        # the scene registry, reading through hsi.io
+    ("hsi.viz",),           # figures of cubes, maps and splits
+    ("hsi.sinks",),         # output formats of a map, drawing previews with hsi.viz
+    ("hsi._combinations",),  # torch-free checks of option combinations, looking scenes up in the registry
+    ("hsi.data",),          # datasets, loaders, the DataModule
+    ("hsi.models", "hsi.classical"),  # networks and the classical baselines
+    ("hsi.training",),      # the LightningModule and a training run
+    ("hsi.collection",),    # the public face of scene collections, and pack files
+    ("hsi.infer",),         # whole-scene inference from a checkpoint
+    ("hsi.evaluate",),      # cross-validated evaluation: many training runs
+    ("hsi.doctor",),        # checks of a pipeline, using inference
+    ("hsi.cli", "hsi.__main__"),  # the command line, on top of everything
+)
 
 
-def upward_imports(graph: dict[str, set[str]], upper: str, below: tuple[str, ...]) -> list[str]:
-    """``module -> imported`` for each module of ``below`` that imports ``upper`` or a module inside it."""
-    def inside(name: str, package: str) -> bool:
-        return name == package or name.startswith(package + ".")
+def _inside(name: str, entry: str) -> bool:
+    return name == entry or name.startswith(entry + ".")
 
-    return sorted(f"{m} -> {d}" for m, deps in graph.items() if any(inside(m, b) for b in below)
-                  for d in deps if inside(d, upper))
+
+def layer_of(module: str, layers: tuple[tuple[str, ...], ...] = LAYERS) -> int:
+    """The index in ``layers`` of the most specific entry holding ``module`` (0 when none does)."""
+    found = [(len(entry), i) for i, entries in enumerate(layers) for entry in entries if _inside(module, entry)]
+    return max(found)[1] if found else 0
+
+
+def upward_imports(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[str]:
+    """``module -> imported`` for each import of a module in a higher layer than the importing one."""
+    return sorted(f"{module} -> {dep}" for module, deps in graph.items() for dep in deps
+                  if layer_of(dep, layers) > layer_of(module, layers))
 
 
 def test_upward_import_finder_finds_one():
-    graph = {"hsi.data.datamodule": {"hsi.collection.pack"}, "hsi.collection.pack": {"hsi.data.sources"}}
-    assert upward_imports(graph, "hsi.collection", ("hsi.data",)) == ["hsi.data.datamodule -> hsi.collection.pack"]
+    layers = (("hsi",), ("hsi.io",), ("hsi._rules",), ("hsi.data",))
+    graph = {"hsi.io.envi": {"hsi.errors", "hsi.data.cache"}, "hsi.data.cache": {"hsi.io.envi", "hsi._rules"},
+             "hsi._rules": {"hsi.io.envi"}, "hsi._atomic": {"hsi._rules"}, "hsi.errors": set()}
+    assert upward_imports(graph, layers) == ["hsi._atomic -> hsi._rules", "hsi.io.envi -> hsi.data.cache"]
+    assert layer_of("hsi._new", layers) == 0 and layer_of("hsi", layers) == 0  # unnamed: the base layer
+    assert upward_imports({"hsi.data.cache": {"hsi.io.envi"}, "hsi.io.envi": set()}, layers) == []
 
 
-def test_nothing_below_collection_imports_it():
-    assert upward_imports(import_graph(), "hsi.collection", LAYERS_BELOW_COLLECTION) == []
+def test_an_import_added_up_the_real_layers_is_found():
+    graph = import_graph()
+    reader = next(m for m in sorted(graph) if m.startswith("hsi.io."))
+    graph[reader] = graph[reader] | {"hsi.training"}
+    assert f"{reader} -> hsi.training" in upward_imports(graph)
+
+
+def test_every_layer_entry_is_a_module_of_the_package():
+    modules = _modules()
+    assert [entry for entries in LAYERS for entry in entries if entry not in modules] == []
+
+
+def test_no_import_runs_back_up_the_layers():
+    assert upward_imports(import_graph()) == []
 
 
 def class_swaps(source: str) -> list[int]:

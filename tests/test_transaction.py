@@ -136,3 +136,98 @@ def test_sigkill_at_any_moment_of_a_commit_leaves_old_outputs_or_no_manifest(tmp
     _run(target, "third")  # the next run cleans what the killed one left and commits
     assert folder_state(target, "m.json", old) == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# -- transaction.staged: the one context manager of every command ------------------------------------------------
+
+
+def _staged(target, **kwargs):
+    return transaction.staged(target, manifest="m.json", outputs=OUTPUTS, overwrite=True, command="hsi test", **kwargs)
+
+
+def _tree(folder) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_staged_aborts_on_an_error_and_leaves_the_target_as_it_was(tmp_path):
+    target = tmp_path / "out"
+    _run(target, "old", overwrite=False)
+    (target / "notes.txt").write_text("mine")
+    before = _tree(target)
+    with pytest.raises(ValueError, match="boom"):
+        with _staged(target) as staging:
+            (staging.path / "a.bin").write_bytes(b"new")
+            raise ValueError("boom")
+    assert _tree(target) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder left
+
+
+def test_staged_removes_the_folder_the_caller_created_and_leaves_nothing_without_a_commit(tmp_path):
+    target = tmp_path / "new"
+    target.mkdir()
+    with pytest.raises(KeyboardInterrupt):
+        with _staged(target, created=True) as staging:
+            (staging.path / "a.bin").write_bytes(b"x")
+            raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+    with _staged(tmp_path / "out") as staging:  # a block that does not commit stages nothing for good
+        (staging.path / "a.bin").write_bytes(b"x")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_staged_turns_a_full_disk_into_one_disk_full_error_naming_the_folder(tmp_path):
+    target = tmp_path / "out"
+    with pytest.raises(DiskFullError, match=rf"^{target}: no space left .*\(about 1234 bytes") as info:
+        with _staged(target) as staging:
+            staging.needed = 1234
+            raise RuntimeError("HDF5 write failed") from OSError(28, "No space left on device")
+    assert isinstance(info.value.__cause__, RuntimeError)
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(DiskFullError, match=rf"^{target}: the hsi test outputs need 1[0-9]+ bytes"):
+        with _staged(target, needed=1 << 60):
+            pytest.fail("the block runs although the space is missing")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_staged_commit_writes_the_manifest_last(tmp_path, monkeypatch):
+    target = tmp_path / "out"
+    seen = []
+    monkeypatch.setattr(transaction, "_test_hook", lambda moment: seen.append(
+        (moment, sorted(p.name for p in target.iterdir()) if target.is_dir() else [])))
+    with _staged(target) as staging:
+        _write(staging, "new")
+        files = staging.commit({"tag": "new"})
+    # every file in place (and the commit's journal), no manifest yet
+    assert seen[-1] == ("before-manifest", [".m.json.commit", "a.bin", "b.bin", "sub"])
+    assert set(files) == {"a.bin", "b.bin", "sub/c.txt", "m.json"} and staging.committed
+    assert read_manifest(target, "m.json")["tag"] == "new" and verify_manifest(target, "m.json") == {}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_staged_interrupt_hook_keeps_what_it_commits(tmp_path):
+    def keep_a(staging, err):
+        staging.commit(status="interrupted", only=["a.bin"])
+        return KeyboardInterrupt("kept a.bin")
+
+    target = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt, match="kept a.bin"):
+        with _staged(target, on_interrupt=keep_a) as staging:
+            _write(staging, "new")
+            raise KeyboardInterrupt
+    assert sorted(p.name for p in target.iterdir()) == ["a.bin", "m.json"]
+    assert read_manifest(target, "m.json")["status"] == "interrupted"
+
+
+def test_a_process_writing_into_anothers_staging_never_commits_or_removes_it(tmp_path):
+    target = tmp_path / "out"
+    with _staged(target) as owner:
+        with pytest.raises(ValueError):
+            with _staged(target, inherited=owner.path) as rank1:
+                assert not rank1.owner and rank1.path == owner.path and rank1.target == owner.target
+                (rank1.path / "a.bin").write_bytes(b"rank 1")
+                raise ValueError("rank 1 failed")
+        assert (owner.path / "a.bin").read_bytes() == b"rank 1"
+        with pytest.raises(RuntimeError, match="cannot commit"):
+            rank1.commit()
+        owner.commit()
+    assert sorted(p.name for p in target.iterdir()) == ["a.bin", "m.json"]

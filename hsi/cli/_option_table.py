@@ -531,14 +531,16 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                 'check': 'boolean'},
                                {'param': 'format',
                                 'name': 'format',
-                                'annotation': "tuple[Literal['npy', 'envi', 'gtiff'], ...]",
-                                'help': 'Which maps to write: "npy" (labels.npy, confidence.npy), "envi" '
-                                        '(classification.img + .hdr with class names, colours and map info), '
-                                        '"gtiff" (labels.tif, a Cloud-Optimized GeoTIFF with colour table '
-                                        "and class names; confidence.tif), each GeoTIFF with the cube's CRS "
-                                        'and transform. The PNGs, metrics.json and inference.json are always '
-                                        'written.',
-                                'default': ('npy', 'envi', 'gtiff')},
+                                'annotation': 'tuple[str, ...]',
+                                'help': 'Which outputs to write, from the registered formats '
+                                        '(hsi.sinks.list_sinks()): "npy" (labels.npy, confidence.npy), '
+                                        '"envi" (classification.img + .hdr with class names, colours and map '
+                                        'info), "gtiff" (labels.tif, a Cloud-Optimized GeoTIFF with colour '
+                                        'table and class names; confidence.tif), each GeoTIFF with the '
+                                        'cube\'s CRS and transform, "png" (previews: map.png with a legend, '
+                                        'false_color.png, confidence.png). metrics.json and inference.json '
+                                        'are always written.',
+                                'default': ('npy', 'envi', 'gtiff', 'png')},
                                {'param': 'mask_unlabeled',
                                 'name': 'mask_unlabeled',
                                 'annotation': 'bool',

@@ -110,9 +110,7 @@ def check_data(specs: list[OptionSpec], values: dict[str, Any], *, resuming: boo
 def check_models_pca(models: Any, pca: Any) -> None:
     """Refuse ``pca`` when one of ``models`` reads band wavelengths (the option table's ``wavelength_models``, so
     the command line checks it without torch)."""
-    from hsi._combinations import refuse_pca
+    from hsi._combinations import refuse_pca_for
     from hsi.cli.table import table_constant
 
-    for name in models:
-        if name in table_constant("wavelength_models") and pca is not None:
-            refuse_pca(name, pca)
+    refuse_pca_for(models, pca, table_constant("wavelength_models"))

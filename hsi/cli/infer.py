@@ -6,33 +6,40 @@ Examples:
   hsi infer --checkpoint best.ckpt --cube big_scene.h5 --out maps/big --tile 512 --probabilities
   hsi infer --checkpoint best.ckpt --cube scene.hdr --labels gt.mat --out maps/s --mask-unlabeled
   hsi infer --checkpoint runs/<svm run>/model.npz --scene indian_pines --out maps/ip-svm
-  hsi infer --checkpoint best.ckpt --cube enmap.tif --out maps/e --format gtiff   # GeoTIFF maps only
+  hsi infer --checkpoint best.ckpt --cube enmap.tif --out maps/e --format gtiff   # GeoTIFF maps only, no PNG
 
-Writes into --out: the map as PNG with a legend, a false-colour composite, a confidence
-PNG, and, as --format chooses (default all three): npy (labels.npy, confidence.npy), envi
-(an ENVI classification file that opens in ENVI and QGIS with class names, colours and map
-info), gtiff (labels.tif, a Cloud-Optimized GeoTIFF with colour table and class names, and
-confidence.tif, both with the cube's CRS and transform); with ground truth, metrics.json.
-The tiling, blending, device and format flags are generated from hsi.infer.InferOptions.
+Writes into --out, as --format chooses (default all four): npy (labels.npy, confidence.npy),
+envi (an ENVI classification file that opens in ENVI and QGIS with class names, colours and
+map info), gtiff (labels.tif, a Cloud-Optimized GeoTIFF with colour table and class names, and
+confidence.tif, both with the cube's CRS and transform), png (the map with a legend, a
+false-colour composite and the confidence, as previews); with ground truth, metrics.json; and
+inference.json. The --format choices are the registered output formats (hsi.sinks); the
+tiling, blending, device and format flags are generated from hsi.infer.InferOptions.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, Literal
 
 from hsi.cli.options import OptionSpec, add_options
 from hsi.io.layout import LAYOUTS
 
-HELP = "classify every pixel of a scene with a checkpoint; writes maps, ENVI file, metrics"
+HELP = "classify every pixel of a scene with a checkpoint; writes maps (npy, ENVI, GeoTIFF, PNG), metrics"
 
 
 def _infer_specs() -> list[OptionSpec]:
-    """The fields of ``InferOptions``, from the checked-in table (no torch import; :mod:`hsi.cli.table`)."""
-    from hsi.cli.table import table_specs
+    """The fields of ``InferOptions``, from the checked-in table (no torch import; :mod:`hsi.cli.table`); the choices
+    of ``format`` from the sink registry now (:func:`hsi.sinks.list_sinks`: a plug-in's format is one of them)."""
+    from dataclasses import replace
 
-    return table_specs("infer.options")
+    from hsi.cli.table import table_specs
+    from hsi.sinks import list_sinks
+
+    names = tuple(list_sinks())
+    return [replace(spec, annotation=tuple[Literal[names], ...], help=f"{spec.help} Choices: {', '.join(names)}.")
+            if spec.param == "format" else spec for spec in table_specs("infer.options")]
 
 
 def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
@@ -101,18 +108,16 @@ def _summary(result: Any) -> str:
 def check_arguments(args: argparse.Namespace) -> None:
     """Before torch is imported: each ``InferOptions`` value's declared rule and their combinations, the checkpoint
     and every input file (:mod:`hsi.cli.early`)."""
-    import typing
-
     from hsi._combinations import infer_combinations
     from hsi._paths import check_checkpoint_file, check_input_file
     from hsi.cli.options import check_values
+    from hsi.sinks import list_sinks, probability_sinks
 
     specs = _infer_specs()
     given = {s.name: getattr(args, s.name) for s in specs if hasattr(args, s.name)}
     check_values(specs, given)
-    fmt = next(s for s in specs if s.param == "format")
-    formats = typing.get_args(typing.get_args(fmt.annotation)[0])  # tuple[Literal[...], ...]
-    infer_combinations({s.param: given.get(s.name, s.default) for s in specs}, formats)
+    infer_combinations({s.param: given.get(s.name, s.default) for s in specs}, tuple(list_sinks()),
+                       tuple(probability_sinks()))
     check_checkpoint_file(args.checkpoint, "--checkpoint")
     for flag, paths in (("--cube", args.cube or ()), ("--labels", [args.labels] if args.labels else ()),
                         ("--scenes", [args.scenes] if args.scenes else ())):

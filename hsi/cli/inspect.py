@@ -27,7 +27,8 @@ HELP = "describe a cube or label map file (keys, shape, layout, wavelengths, uni
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``FILE [--key K] [--layout L]``."""
-    parser.add_argument("file", help=".mat, .h5/.hdf5, ENVI .hdr (or its binary), ERDAS .lan/.gis, GeoTIFF .tif")
+    parser.add_argument("file", help=".mat, .h5/.hdf5, ENVI .hdr (or its binary), ERDAS .lan/.gis, GeoTIFF .tif, "
+                                     ".npy (or the folder of an hsi convert --to npy scene)")
     parser.add_argument("--key", default=None, help="MATLAB variable or HDF5 dataset to read (default: discovered)")
     parser.add_argument("--layout", default=None, choices=LAYOUTS,
                         help="axis order of the stored array (default: decided from wavelengths and shape)")
@@ -38,10 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _label_key(arrays, key: str | None, path: str) -> str | None:
     """The array ``read_labels`` picks (same discovery rule), or None for single-image formats."""
     from hsi.errors import HSIError
-    from hsi.io.discovery import choose
-
-    def integer_like(info) -> bool:
-        return info.dtype == "bool" or np.issubdtype(np.dtype(info.dtype), np.integer)
+    from hsi.io.discovery import choose, integer_like
 
     try:
         return choose(arrays, key, 2, path, "label map", prefer=integer_like).name
@@ -61,21 +59,16 @@ def _read_cube(path: str, key: str | None, layout: str | None, policy: str):
 
 
 def _describe_label_georef(path: str, key: str | None, policy: str, out) -> None:
-    """The label map's georeference (GeoTIFF, ENVI, HDF5 attributes) and nodata, when it can have one."""
+    """The label map's georeference and nodata, when its format can carry one (GeoTIFF, ENVI, HDF5, .npy scene)."""
     from hsi.errors import GeoRefError
     from hsi.io.describe import describe_georef
-    from hsi.io.dispatch import file_kind
     from hsi.io.labels import read_label_georef
+    from hsi.io.readers import find_reader
 
-    kind = file_kind(path)
-    if policy == "ignore" or kind not in ("geotiff", "envi", "hdf5"):
+    reader = find_reader(path)
+    if policy == "ignore" or not reader.carries_georef:
         return
-    nodata = mask = None
-    if kind == "geotiff":
-        from hsi.io.geotiff import geotiff_info
-
-        info = geotiff_info(Path(path), georef="ignore")
-        nodata, mask = info["nodata"], info["mask"]
+    nodata, mask = reader.label_nodata(Path(path))
     try:
         describe_georef(read_label_georef(path, key), out, nodata)
     except GeoRefError as err:
@@ -84,28 +77,14 @@ def _describe_label_georef(path: str, key: str | None, policy: str, out) -> None
         print(f"nodata mask: the file's {mask} (masked pixels read as 0, unlabeled)", file=out)
 
 
-def _arrays(path: str):
-    """What the file holds; a GeoTIFF is one array ((H, W) for a single-band label map)."""
-    from hsi.io import list_arrays
-    from hsi.io.discovery import ArrayInfo
-    from hsi.io.dispatch import file_kind
-
-    if file_kind(path) == "geotiff":
-        from hsi.io.geotiff import geotiff_info
-
-        info = geotiff_info(Path(path), georef="ignore")
-        return [ArrayInfo(Path(path).name, info["shape"], info["dtype"])]
-    return list_arrays(path)
-
-
 def _describe(path: str, key: str | None, layout: str | None, out, policy: str = "check") -> None:
     """Print the arrays of ``path``, then the facts of the cube or of the label map it holds (never both)."""
     from hsi.errors import CubeFormatError, HSIError
-    from hsi.io import read_labels
+    from hsi.io import list_arrays, read_labels
     from hsi.io.describe import describe_cube
     from hsi.io.discovery import has_ndim
 
-    arrays = _arrays(path)
+    arrays = list_arrays(path)
     print(f"file: {path}", file=out)
     print(f"arrays found ({len(arrays)}):", file=out)
     for info in arrays:
@@ -140,10 +119,9 @@ def _describe(path: str, key: str | None, layout: str | None, out, policy: str =
 def _print_label_map(labels: np.ndarray, path: str, key: str | None, arrays, policy: str, out) -> None:
     """The facts of a label map; a stored (H, W, 1) or (1, H, W) image is said to be one."""
     from hsi.io.describe import describe_labels
+    from hsi.io.readers import find_reader
 
-    from hsi.io.dispatch import file_kind
-
-    chosen = _label_key(arrays, key, path) if file_kind(path) in ("mat", "hdf5") else None  # the others hold one image
+    chosen = _label_key(arrays, key, path) if find_reader(path).keyed else None  # the others hold one image
     stored = next((a.shape for a in arrays if a.name == chosen), None) if chosen else \
         (arrays[0].shape if len(arrays) == 1 else None)
     single = f", stored as a single-band image {' x '.join(map(str, stored))}" if stored and len(stored) == 3 else ""

@@ -138,12 +138,11 @@ def live_group(group: str) -> list[OptionSpec]:
 def live_table() -> dict[str, Any]:
     """The table computed from the real classes (imports torch and Lightning)."""
     from hsi.doctor import CHECKS
-    from hsi.models.registry import get_model_class, list_models
+    from hsi.models.registry import list_models, wavelength_models
 
     return {"options": {name: [_row(s) for s in specs] for name, specs in live_specs().items()},
             "constants": {"models": list(list_models()), "doctor_checks": list(CHECKS),
-                          "wavelength_models": [m for m in list_models()
-                                                if getattr(get_model_class(m), "takes_wavelengths", False)]}}
+                          "wavelength_models": wavelength_models()}}
 
 
 def render(table: dict[str, Any]) -> str:

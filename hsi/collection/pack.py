@@ -38,7 +38,7 @@ PACK_SUFFIXES = (".h5", ".hdf5", ".he5")
 
 def _write_scene(handle: Any, entry: SceneEntry, src: Any) -> None:
     """One scene's group."""
-    from hsi.io.write import chunk_shape
+    from hsi.io.writers.hdf5 import chunk_shape
 
     group = handle.create_group(entry.name)
     cube = np.ascontiguousarray(src.cube, dtype=np.float32)

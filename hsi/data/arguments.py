@@ -52,7 +52,7 @@ SPECTRAL_SCALE = number(0.0, 1.0, optional=True, none_means=" (0 for one scene, 
 SPECTRAL_NOISE = number(0.0, optional=True, none_means=" (0 for one scene, more for several)")
 #: a list of band indices >= 0, or None
 check_remove_bands = band_indices
-#: the PCA rule of :func:`hsi.preprocess.pca.check_components`, or None (no PCA)
+#: the PCA rule of :func:`hsi._checks.check_components`, or None (no PCA)
 check_pca = pca_components
 
 

@@ -41,7 +41,7 @@ and lock files nobody holds are removed on the next open.
 
 Writes are atomic: each file goes to a temporary name in the same folder and is moved in
 place with ``os.replace``; ``meta.json`` is written last, so a cache without it is
-incomplete. Building holds an exclusive ``fcntl.flock`` on the ``.lock`` file, and
+incomplete. Building holds the ``.lock`` file's lock (:class:`filelock.FileLock`), and
 re-verifies after acquiring it: two processes (DDP ranks) asking for the same cache
 serialize — the first builds, the second waits and then finds it valid.
 """
@@ -62,13 +62,11 @@ from typing import Any
 
 import numpy as np
 
-from hsi._atomic import TMP_RE, atomic_path, pid_alive, preallocate, remove_stale_temporaries, write_bytes_atomic
-from hsi.errors import CacheError
+from filelock import FileLock, Timeout
 
-try:  # POSIX only; elsewhere builds are not serialized across processes
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+from hsi._atomic import (TMP_RE, atomic_path, pid_alive, preallocate, remove_stale_temporaries, write_bytes_atomic,
+                         write_json_atomic)
+from hsi.errors import CacheError
 
 __all__ = [
     "CACHE_FORMAT",
@@ -152,43 +150,27 @@ def remove_leftovers(root: Path) -> list[Path]:
 def remove_stale_locks(root: Path) -> list[Path]:
     """Remove cache lock files (``<prefix>-<16 hex>.lock``) in ``root`` that no process holds.
 
-    Safe against a process that opened the file just before: :meth:`PatchCache._locked`
-    checks, once it holds the lock, that the file is still the one at the path, and locks
-    the new one otherwise.
+    filelock's :class:`~filelock.UnixFileLock` leaves its file in place on release (so that
+    waiters share one inode), so without this one empty file per cache folder ever built would
+    stay. A file is removed only while this process holds its lock (a non-blocking acquire
+    that fails means a build is running): a process that opened the old file and waits on it
+    finds, once it wins the lock, that the file was unlinked and locks the new file instead
+    (filelock >= 3.20.4 re-checks the link count after ``flock``; hence that minimum).
     """
     removed: list[Path] = []
-    if fcntl is None or not root.is_dir():  # pragma: no cover
+    if not root.is_dir():
         return removed
-    for lock in root.glob("*.lock"):
-        if not _CACHE_DIR_RE.match(lock.stem):
+    for path in root.glob("*.lock"):
+        if not _CACHE_DIR_RE.match(path.stem):
             continue  # not one of ours
+        lock = FileLock(path, blocking=False)
         try:
-            fh = open(lock, "a+")
-        except OSError:
-            continue
-        with fh:
-            try:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                continue  # held: a build is running
-            try:
-                if _same_file(fh, lock):
-                    lock.unlink()
-                    removed.append(lock)
-            except OSError:
-                pass
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            with lock:
+                path.unlink()
+            removed.append(path)
+        except (Timeout, OSError):
+            continue  # held (a build is running), or already gone
     return removed
-
-
-def _same_file(fh: Any, path: Path) -> bool:
-    """True when the open file ``fh`` is still the file at ``path`` (not unlinked or replaced)."""
-    try:
-        a, b = os.fstat(fh.fileno()), os.stat(path)
-    except OSError:
-        return False
-    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
 @dataclass
@@ -435,24 +417,17 @@ class PatchCache:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
+        """Hold the cache's lock file (:class:`filelock.FileLock`, an ``flock`` the kernel drops when the holder dies)."""
         self._make_root()
-        if fcntl is None:  # pragma: no cover
-            yield
-            return
-        while True:
-            try:
-                fh = open(self.lock_path, "a+")
-            except OSError as err:
-                raise CacheError(f"cache_dir {self.root}: cannot create lock file {self.lock_path} ({err})") from err
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            if _same_file(fh, self.lock_path):
-                break
-            fh.close()  # removed as stale while we waited: lock the new file instead
+        lock = FileLock(self.lock_path)
+        try:
+            lock.acquire()
+        except OSError as err:
+            raise CacheError(f"cache_dir {self.root}: cannot create lock file {self.lock_path} ({err})") from err
         try:
             yield
         finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-            fh.close()
+            lock.release()
 
     def _write(self, arrays: dict[str, np.ndarray | ArraySpec], state: dict[str, Any]) -> CacheEntry:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -484,7 +459,7 @@ class PatchCache:
             "created_by_pid": os.getpid(),
             "hsi_version": __version__,
         }
-        write_bytes_atomic(self.path / "meta.json", json.dumps(meta, indent=1, sort_keys=True).encode())
+        write_json_atomic(self.path / "meta.json", meta, indent=1, sort_keys=True, newline=False)
         return CacheEntry(CheckedArrays({n: self.path / f"{n}.npy" for n in files}), json.loads(state_bytes),
                           self.path, True, meta)
 

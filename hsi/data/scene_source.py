@@ -123,12 +123,14 @@ class SourceSpec:
         if self.kind == "synthetic":
             return {"kind": "synthetic", "options": self.scene_options, "test_labels": test}
         if self.kind == "files":
+            from hsi.io.readers import identity_file  # a folder (an .npy scene) by the file that vouches for it
+
             return {
                 "kind": "files",
-                "cube": file_identity(self.cube_path),
+                "cube": file_identity(identity_file(self.cube_path)),
                 "cube_key": self.cube_key,
                 "layout": self.layout,
-                "labels": file_identity(self.labels_path),
+                "labels": file_identity(identity_file(self.labels_path)),
                 "labels_key": self.labels_key,
                 "test_labels": test,
                 "ignore_georef": self.ignore_georef,
@@ -225,18 +227,10 @@ def label_names(path: str | Path, key: str | None, values: list[int]) -> list[st
 
 
 def _stored_label_names(path: str | Path, key: str | None) -> list[str] | None:
-    """``class_names`` of the label dataset of an HDF5 file (``key``, or "labels"), or None."""
-    if Path(path).suffix.lower() not in (".h5", ".hdf5", ".he5"):
-        return None
-    import h5py
+    """The class names stored with the label map (an HDF5 dataset's ``class_names``: ``key``, or "labels"), or None."""
+    from hsi.io.readers import class_names_of
 
-    try:
-        with h5py.File(path, "r") as handle:
-            dataset = handle.get(key or "labels")
-            names = None if dataset is None else dataset.attrs.get("class_names")
-            return None if names is None else [n.decode() if isinstance(n, bytes) else str(n) for n in names]
-    except OSError:
-        return None
+    return class_names_of(path, key)
 
 
 def check_labels_grid(cube_georef: Any, labels_path: Any, labels_key: str | None, cube_name: Any, policy: str) -> None:

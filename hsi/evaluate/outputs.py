@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import time
 from pathlib import Path
 from typing import Any
 
 from hsi import transaction
+from hsi._atomic import write_json_atomic
 
 __all__ = ["EVALUATE_MANIFEST", "EVALUATE_OUTPUTS", "check_out", "default_out", "markdown_table", "per_class_table",
            "write_outputs"]
@@ -146,20 +146,15 @@ def write_outputs(out: Path, board: dict[str, Any], results: list[Any]) -> dict[
     from hsi.training.report import plot_per_class
 
     comparison = compare(out, board)
-    staging = transaction.begin(out, manifest=EVALUATE_MANIFEST, outputs=EVALUATE_OUTPUTS, overwrite=True,
-                                command=COMMAND)
-    try:
-        with transaction.disk_full_as_error(out, None, f"the {COMMAND} outputs"):
-            files = {"leaderboard.json": json.dumps(board, indent=2) + "\n",
-                     "leaderboard.md": markdown_table(board) + "\n", "leaderboard.csv": csv_text(board),
-                     "leaderboard.tex": latex_table(board), "comparison.json": json.dumps(comparison, indent=2) + "\n",
-                     "comparison.md": comparison_markdown(comparison)}
-            for name, text in files.items():
-                (staging.path / name).write_text(text, encoding="utf-8")
-            plot_per_class(board, staging.path / "per_class.png")
-            staging.commit({"scene": board["scene"], "models": [r["model"] for r in board["rows"]],
-                            "runs": sorted({r.job.folder.as_posix() for r in results})})
-    except BaseException:
-        staging.abort()
-        raise
+    with transaction.staged(out, manifest=EVALUATE_MANIFEST, outputs=EVALUATE_OUTPUTS, overwrite=True,
+                            command=COMMAND) as staging:
+        write_json_atomic(staging.path / "leaderboard.json", board, indent=2)
+        write_json_atomic(staging.path / "comparison.json", comparison, indent=2)
+        texts = {"leaderboard.md": markdown_table(board) + "\n", "leaderboard.csv": csv_text(board),
+                 "leaderboard.tex": latex_table(board), "comparison.md": comparison_markdown(comparison)}
+        for name, text in texts.items():
+            (staging.path / name).write_text(text, encoding="utf-8")
+        plot_per_class(board, staging.path / "per_class.png")
+        staging.commit({"scene": board["scene"], "models": [r["model"] for r in board["rows"]],
+                        "runs": sorted({r.job.folder.as_posix() for r in results})})
     return comparison

@@ -179,13 +179,13 @@ def _changed_inputs(folder: Path, inputs: Any) -> str | None:
 
 def _write_record(folder: Path, inputs: Any) -> None:
     """:data:`FOLD_RECORD` of the run just committed in ``folder`` (atomically)."""
-    from hsi._atomic import write_bytes_atomic
+    from hsi._atomic import write_json_atomic
     from hsi.training.outputs import RUN_MANIFEST
     from hsi.transaction import file_record
 
     record = {"format": "hsi.evaluate-fold", "version": 1,
               "run_json_sha256": file_record(folder / RUN_MANIFEST)["sha256"], "inputs": inputs}
-    write_bytes_atomic(folder / FOLD_RECORD, (json.dumps(record, indent=1) + "\n").encode())
+    write_json_atomic(folder / FOLD_RECORD, record, indent=1)
 
 
 def scene_identity(data: dict[str, Any]) -> Any:
@@ -348,14 +348,16 @@ def known_models() -> list[str]:
 def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
     """The output folder (absolute) and the scene's class names (:func:`check_enough_blocks`), every option checked
     before any folder is made."""
-    from hsi.cli.early import check_models_pca
+    from hsi._combinations import refuse_pca_for
     from hsi.data import HSIDataModule
     from hsi.evaluate.outputs import check_out, default_out
+    from hsi.models.registry import wavelength_models
     from hsi.training.options import RunOptions
 
     check_split(config.data)
     check_models(config.options.model_names, known_models())
-    check_models_pca(expand_models(config.options.model_names, known_models()), config.data.get("pca"))
+    refuse_pca_for(expand_models(config.options.model_names, known_models()), config.data.get("pca"),
+                   wavelength_models())
     probe = HSIDataModule(**FoldJob("probe", 0, config.n_folds, 1).data(config.data))  # checks, reads nothing
     RunOptions(**config.run)
     out = check_out(config.options.out or default_out(probe.source.name))

@@ -7,8 +7,10 @@ then one tile pass (one process, or several through Lightning), then the outputs
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,7 @@ from hsi.infer.engine import TileJob, run_tiles
 from hsi.infer.options import InferOptions
 from hsi.infer.predict import TilePredictor
 from hsi.infer.sources import ArraySource, SceneSource, open_scene_source
+from hsi.transaction import Transaction
 
 __all__ = ["InferResult", "infer_scene"]
 
@@ -294,43 +297,52 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
     else:
         ignore_georef = bool(ignore_georef)
         source, truth = _open_source(model, cube, scene, root, cube_key, layout, ignore_georef)
-    folder, needed = None, None
     try:
         source, model, checked = _onto_checkpoint(model, source)
-        height, width, n_bands = source.shape
         if labels is not None:
             truth = _ground_truth(model, labels, labels_key, source, ignore_georef)
         if opts.mask_unlabeled and truth is None:
             raise OptionError("mask_unlabeled", True, "needs ground truth: labels= (or a registry scene=)")
-        if out is not None:
-            from hsi.infer.write import prepare_folder
-
-            folder = prepare_folder(out, opts.overwrite)  # the staging folder, committed by _finish
-        from hsi.viz import pick_rgb_bands
-
-        rgb_bands = pick_rgb_bands(source.wavelengths, n_bands) if folder is not None else None
-        job = TileJob.build(model, source, opts.tile, opts.overlap, opts.blend, rgb_bands)
-        if folder is not None:
-            from hsi.infer.write import check_space
-
-            needed = check_space(folder, (height, width), model.num_classes, opts.probabilities, rgb_bands is not None)
-        tiles_started = time.perf_counter()
-        rank, results = _tile_pass(job, opts, folder)
-        tiles_s = time.perf_counter() - tiles_started
-        if rank != 0:
-            return InferResult(None, None, None, None, model.class_names, model.palette, rank=rank)
-        nodata = _count_nodata(results, source.name)
-        return _finish(model, source, results, truth, opts, folder, rgb_bands,
-                       {"tiles": tiles_s, "started": started},
-                       describe={"cube": source.name, "n_tiles": job.grid.n_tiles, "nodata_pixels": nodata, **checked})
-    except BaseException as err:
-        if folder is not None:
-            from hsi.infer.write import abandon_folder
-
-            abandon_folder(folder, err, needed)  # out is left as it was; a full disk becomes DiskFullError
-        raise
+        with _staged(out, opts.overwrite) as staging:  # on any error out is left as it was
+            return _map(model, source, truth, opts, staging, checked, started)
     finally:
         source.close()
+
+
+def _staged(out: str | Path | None, overwrite: bool) -> AbstractContextManager[Transaction | None]:
+    """The output folder as a transaction (:func:`hsi.infer.write.staged_folder`); None without ``out``."""
+    if out is None:
+        return contextlib.nullcontext()
+    from hsi.infer.write import staged_folder
+
+    return staged_folder(out, overwrite)
+
+
+def _map(model: InferenceModel, source: SceneSource, truth: np.ndarray | None, opts: InferOptions,
+         staging: Transaction | None, checked: dict[str, Any], started: float) -> InferResult:
+    """The tile pass, into the staging folder (None: in memory), then metrics and outputs; the result."""
+    from hsi.io.bands import pick_rgb_bands
+    from hsi.sinks import wants_false_colour
+
+    height, width, n_bands = source.shape
+    folder = None if staging is None else staging.path
+    keep_rgb = folder is not None and wants_false_colour(opts.format)  # a preview shows them
+    rgb_bands = pick_rgb_bands(source.wavelengths, n_bands) if keep_rgb else None
+    job = TileJob.build(model, source, opts.tile, opts.overlap, opts.blend, rgb_bands)
+    if staging is not None:
+        from hsi.infer.write import space_needed
+
+        # checked free beside out (before the tile pass); named if the disk fills up all the same
+        staging.require_space(space_needed((height, width), model.num_classes, opts.probabilities, opts.format),
+                              f"the hsi infer outputs of a {height} x {width} map")
+    tiles_started = time.perf_counter()
+    rank, results = _tile_pass(job, opts, folder)
+    tiles_s = time.perf_counter() - tiles_started
+    if rank != 0:
+        return InferResult(None, None, None, None, model.class_names, model.palette, rank=rank)
+    nodata = _count_nodata(results, source.name)
+    return _finish(model, source, results, truth, opts, staging, rgb_bands, {"tiles": tiles_s, "started": started},
+                   describe={"cube": source.name, "n_tiles": job.grid.n_tiles, "nodata_pixels": nodata, **checked})
 
 
 def _onto_checkpoint(model: InferenceModel, source: SceneSource) -> tuple[SceneSource, InferenceModel, dict[str, Any]]:
@@ -400,9 +412,9 @@ def _tile_pass(job: TileJob, opts: InferOptions, folder: Path | None) -> tuple[i
 
 
 def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, truth: np.ndarray | None,
-            opts: InferOptions, folder: Path | None, rgb_bands: list[int] | None, times: dict[str, float],
+            opts: InferOptions, staging: Transaction | None, rgb_bands: list[int] | None, times: dict[str, float],
             describe: dict[str, Any]) -> InferResult:
-    """Metrics, masking, the output files; the result."""
+    """Metrics, masking, the output files (committed from ``staging``; None: none written); the result."""
     from hsi.infer.metrics import map_metrics
 
     metrics = None
@@ -414,7 +426,7 @@ def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, t
         if opts.mask_unlabeled:
             results.labels[truth == 0] = 0
     files: dict[str, Path] = {}
-    if folder is not None:
+    if staging is not None:
         from hsi.infer.write import write_folder
 
         georef = getattr(source, "georef", None)
@@ -425,7 +437,7 @@ def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, t
         wl = source.wavelengths
         names = [f"{wl[b]:.0f} nm" if wl is not None else f"band {b}" for b in (rgb_bands or [])]
         held = dict(results.arrays)
-        files = write_folder(folder, results, class_names=model.class_names, palette=model.palette,
+        files = write_folder(staging, results, class_names=model.class_names, palette=model.palette,
                              background=background, nodata=results.nodata_mask() if describe["nodata_pixels"] else None,
                              metrics=metrics, source_header=getattr(source, "header", None), georef=georef,
                              formats=opts.format, manifest=manifest, rgb_title="false colour: R/G/B = " + ", ".join(names))

@@ -17,7 +17,7 @@ import numpy as np
 
 from hsi._atomic import move_into_place, preallocate
 
-__all__ = ["ResultArrays", "label_dtype", "map_specs", "output_bytes"]
+__all__ = ["ResultArrays", "label_dtype", "map_specs"]
 
 #: scratch arrays removed, not renamed, by :meth:`ResultArrays.commit`
 SCRATCH = ("rgb",)
@@ -48,13 +48,6 @@ def map_specs(shape: tuple[int, int], num_classes: int, probabilities: bool,
         step = preview_step(shape)
         specs["rgb"] = ((-(-shape[0] // step), -(-shape[1] // step), 3), np.dtype(np.float32))
     return specs
-
-
-def output_bytes(shape: tuple[int, int], num_classes: int, probabilities: bool, rgb: bool = False) -> int:
-    """Bytes an inference folder needs: the maps (and scratch), the ENVI copy of the labels, 4 MiB for images and JSON."""
-    specs = map_specs(shape, num_classes, probabilities, rgb)
-    maps = sum(int(np.prod(shp)) * dtype.itemsize for shp, dtype in specs.values())
-    return maps + int(np.prod(shape)) * label_dtype(num_classes).itemsize + (4 << 20)
 
 
 def _allocate(path: Path, shape: tuple[int, ...], dtype: np.dtype) -> np.memmap:

@@ -126,17 +126,11 @@ def _scene_input(item: _Item, union: list[str]) -> tuple[Any, np.ndarray | None]
 
 
 def _cube_files(path: str | Path) -> list[Path]:
-    """The files a cube path stands for: the file, and an ENVI cube's header or binary beside it."""
-    from hsi.io.envi import find_header, find_pair
+    """The files a cube path stands for: the file, and an ENVI cube's header or binary beside it (its reader's
+    :meth:`~hsi.io.readers.Reader.files`; an ``.npy`` scene folder: its ``meta.json``)."""
+    from hsi.io.readers import files_of
 
-    p = Path(path)
-    try:
-        if p.suffix.lower() == ".hdr":
-            return list(find_pair(p))
-        header = find_header(p)
-    except OSError:  # no header, no binary: the reader will say so
-        return [p]
-    return [p] if header is None else [p, header]
+    return files_of(path)
 
 
 def scene_inputs(checkpoint: Any, item: _Item, opts: Any) -> dict[str, Any]:
@@ -242,13 +236,13 @@ def _map_one(model: Any, item: _Item, out: Path, opts: Any, union: list[str]) ->
 
 def _record_inputs(folder: Path, inputs: dict[str, Any]) -> None:
     """Add ``inputs`` to the scene's freshly committed manifest (atomically; without it the scene is mapped again)."""
-    from hsi._atomic import write_bytes_atomic
+    from hsi._atomic import write_json_atomic
     from hsi.infer.write import MANIFEST
     from hsi.transaction import read_manifest
 
     data = read_manifest(folder, MANIFEST)
     if data is not None:
-        write_bytes_atomic(folder / MANIFEST, (json.dumps({**data, "inputs": inputs}, indent=1) + "\n").encode())
+        write_json_atomic(folder / MANIFEST, {**data, "inputs": inputs}, indent=1)
 
 
 def _map_again(model: Any, item: _Item, out: Path, opts: Any, union: list[str], inputs: dict[str, Any],
@@ -375,7 +369,7 @@ def _pct(value: Any, scale: float = 100.0, fmt: str = ".2f%") -> str:
 
 def write_summary(out: Path, names: Sequence[str], checkpoint: str) -> Path:
     """``summary.json`` and ``summary.md`` of the scenes' folders (atomically); returns the JSON's path."""
-    from hsi._atomic import write_bytes_atomic
+    from hsi._atomic import write_bytes_atomic, write_json_atomic
 
     rows = [_row(out / n, n) for n in names]
     payload = {"checkpoint": str(checkpoint), "scenes": rows}
@@ -387,5 +381,5 @@ def write_summary(out: Path, names: Sequence[str], checkpoint: str) -> Path:
                      f"{_pct(test.get('oa'))} | {_pct(test.get('aa'))} | {_pct(test.get('kappa'), 1, '.4f')} | "
                      f"{_pct(lab.get('oa'))} |")
     write_bytes_atomic(out / "summary.md", ("\n".join(lines) + "\n").encode())
-    write_bytes_atomic(out / "summary.json", (json.dumps(payload, indent=2) + "\n").encode())
+    write_json_atomic(out / "summary.json", payload, indent=2)
     return out / "summary.json"

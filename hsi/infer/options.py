@@ -2,7 +2,8 @@
 
 The command line builds its ``hsi infer`` flags from this dataclass: the flag name from the
 field name, the type and choices from the annotation (``Literal[...]``), the default from
-the field default and the help text from the numpydoc ``Attributes`` entry.
+the field default and the help text from the numpydoc ``Attributes`` entry. The choices of
+``format`` are the registered output formats (:mod:`hsi.sinks`), read when the command parses.
 """
 
 from __future__ import annotations
@@ -15,15 +16,13 @@ from hsi._checks import boolean, integer
 from hsi._combinations import infer_combinations
 from hsi._roles import check_declared
 from hsi.errors import OptionError
+from hsi.sinks import DEFAULT_FORMATS, list_sinks, probability_sinks
 
-__all__ = ["BLEND_MODES", "OUTPUT_FORMATS", "InferOptions"]
+__all__ = ["BLEND_MODES", "InferOptions"]
 
 #: weight windows accepted by ``blend``
 BlendMode = Literal["gaussian", "hann", "mean"]
 BLEND_MODES: tuple[str, ...] = typing.get_args(BlendMode)
-#: map formats ``format`` chooses from (PNGs, metrics and the manifest are always written)
-OutputFormat = Literal["npy", "envi", "gtiff"]
-OUTPUT_FORMATS: tuple[str, ...] = typing.get_args(OutputFormat)
 
 
 @dataclass(frozen=True)
@@ -66,11 +65,13 @@ class InferOptions:
     probabilities : bool
         Also write the per-class probabilities: ``(H, W, K)`` float16 ``probabilities.npy``
         and/or float32 ``probabilities.tif`` (one band per class), as ``format`` says.
-    format : tuple of {"npy", "envi", "gtiff"}
-        Which maps to write: "npy" (labels.npy, confidence.npy), "envi" (classification.img
-        + .hdr with class names, colours and map info), "gtiff" (labels.tif, a Cloud-Optimized
-        GeoTIFF with colour table and class names; confidence.tif), each GeoTIFF with the
-        cube's CRS and transform. The PNGs, metrics.json and inference.json are always written.
+    format : tuple of str
+        Which outputs to write, from the registered formats (hsi.sinks.list_sinks()):
+        "npy" (labels.npy, confidence.npy), "envi" (classification.img + .hdr with class
+        names, colours and map info), "gtiff" (labels.tif, a Cloud-Optimized GeoTIFF with
+        colour table and class names; confidence.tif), each GeoTIFF with the cube's CRS and
+        transform, "png" (previews: map.png with a legend, false_color.png, confidence.png).
+        metrics.json and inference.json are always written.
     mask_unlabeled : bool
         Set pixels that are unlabeled in the ground truth to 0 in the map and draw them as
         background (needs ground truth).
@@ -92,7 +93,7 @@ class InferOptions:
     devices: Annotated[int, integer(1)] = 1
     strategy: Literal["auto", "ddp"] = "auto"
     probabilities: Annotated[bool, boolean] = False
-    format: tuple[OutputFormat, ...] = OUTPUT_FORMATS
+    format: tuple[str, ...] = DEFAULT_FORMATS
     mask_unlabeled: Annotated[bool, boolean] = False
     progress: Annotated[bool, boolean] = True
     overwrite: Annotated[bool, boolean] = False
@@ -100,7 +101,7 @@ class InferOptions:
     def __post_init__(self) -> None:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         check_declared(InferOptions, values)
-        object.__setattr__(self, "format", infer_combinations(values, OUTPUT_FORMATS))
+        object.__setattr__(self, "format", infer_combinations(values, tuple(list_sinks()), tuple(probability_sinks())))
 
     @classmethod
     def from_kwargs(cls, options: InferOptions | None = None, **kwargs: Any) -> InferOptions:

@@ -21,41 +21,17 @@ device; the result is returned to the host.
 
 from __future__ import annotations
 
-import ctypes
-import functools
 from typing import Any
 
 import numpy as np
 import torch
 
+from hsi._memory import Trimmer
 from hsi._pages import row_strips
 from hsi.infer.stem import shared_stem
 
-__all__ = ["TTA_TRANSFORMS", "TilePredictor", "enumerate_runs", "maps_from_scores", "release_freed_memory",
-           "window_batch"]
+__all__ = ["TTA_TRANSFORMS", "TilePredictor", "enumerate_runs", "maps_from_scores", "window_batch"]
 
-
-@functools.lru_cache(maxsize=1)
-def _malloc_trim() -> Any:
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc: nothing to do
-        return None
-
-
-def release_freed_memory() -> None:
-    """Hand memory freed by the forward passes back to the system (glibc ``malloc_trim``).
-
-    The conv layers' buffers of a few to a few tens of MB come from glibc's per-thread
-    arenas, which keep freed memory; over the thousands of batches of a large scene the
-    resident set was seen to grow by GBs (2 to 3 GB for cnn2d at tile 256) although the
-    live memory stayed near 600 MB. The predictor trims every 64 tiles or batches, and whenever
-    the resident set has grown by 256 MB since the last trim (:class:`_Trimmer`): trimming after
-    every one made each forward pass fault its buffers in again.
-    """
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 #: test-time augmentations: (name, forward, inverse) on the two last (spatial) axes
 TTA_TRANSFORMS = (
@@ -170,41 +146,6 @@ def _host(array: Any) -> np.ndarray:
     return array.cpu().numpy() if isinstance(array, torch.Tensor) else array
 
 
-class _Trimmer:
-    """:func:`release_freed_memory` now and then: every ``every`` calls, or when the resident set grew by ``grow`` bytes.
-
-    Trimming after every tile or batch made the next forward pass fault its buffers in again.
-    """
-
-    def __init__(self, every: int = 64, grow: int = 256 << 20) -> None:
-        self.every, self.grow = int(every), int(grow)
-        self.calls = 0
-        self.base = _rss_bytes()
-
-    def __call__(self) -> None:
-        self.calls += 1
-        rss = _rss_bytes()
-        if self.calls % self.every == 0 or rss > self.base + self.grow:
-            release_freed_memory()
-            self.base = _rss_bytes()
-
-
-def _rss_bytes() -> int:
-    """Resident set of this process (Linux ``/proc/self/statm``; 0 where unknown)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * _page_size()
-    except (OSError, ValueError, IndexError):
-        return 0
-
-
-@functools.lru_cache(maxsize=1)
-def _page_size() -> int:
-    import os
-
-    return int(os.sysconf("SC_PAGE_SIZE")) if hasattr(os, "sysconf") else 4096
-
-
 class TilePredictor:
     """Probabilities, or labels and confidence, of a tile from its preprocessed block.
 
@@ -249,7 +190,7 @@ class TilePredictor:
         self.num_classes = int(num_classes) if num_classes is not None else int(getattr(net, "num_classes"))
         self.returns_probabilities = bool(getattr(net, "returns_probabilities", False))
         self.label_dtype = label_dtype(self.num_classes)
-        self.trim = _Trimmer()
+        self.trim = Trimmer()
         self._batch: np.ndarray | None = None
         # every window of a block in one pass where the network allows (under TTA only for odd P, whose
         # blocks flip onto themselves); else the first layer shared by all windows (hsi.infer.stem), not

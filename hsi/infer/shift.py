@@ -59,10 +59,10 @@ def fit_on_scene(model: Any, source: Any, spectra: np.ndarray) -> tuple[Any, dic
 
 def refit_pipeline(pipeline: Any, spectra: np.ndarray, wavelengths: Any) -> tuple[Any, int]:
     """The steps of ``pipeline``, unfitted, fitted on the finite rows of ``spectra`` (no label read); and their count."""
-    from hsi.preprocess import Pipeline
+    from sklearn.base import clone
 
     spectra = spectra[np.all(np.isfinite(spectra), axis=1)]
-    fresh = Pipeline([type(step)(**step.get_params()) for step in pipeline.steps])
+    fresh = clone(pipeline)  # the same steps, unfitted (scikit-learn clones the steps of the hsi Pipeline)
     fresh.fit(spectra[:, None, :], None, wavelengths=wavelengths)
     return fresh, int(spectra.shape[0])
 

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from hsi.errors import CubeFormatError, LayoutError
+from hsi.errors import CubeFormatError
 from hsi.infer.windows import padded_index
 
 __all__ = ["ArraySource", "NpySource", "SceneSource", "open_scene_source", "raw_window", "can_read_into",
@@ -87,36 +87,50 @@ class ArraySource:
 
 
 class NpySource(ArraySource):
-    """A ``.npy`` cube memory-mapped read-only; ``layout`` "HWC" (default) or "CHW".
+    """A ``.npy`` cube read straight from its read-only memory map; ``layout`` "HWC" (default) or "CHW".
+
+    The file is opened by its reader (:mod:`hsi.io.readers.npy_scene`, through
+    :func:`hsi.io.open_cube`: a scene's ``meta.json`` gives wavelengths and georeference);
+    windows are then read from the map, or by ``preadv`` into the caller's buffer, with
+    the values :meth:`hsi.io.LazyCube.read_window` gives.
 
     Parameters
     ----------
     path : str or Path
-        The ``.npy`` file.
+        The ``.npy`` file (or an ``hsi convert --to npy`` scene: its folder, ``cube.npy`` or ``meta.json``).
     layout : str, optional
         Axis order of the stored array; None means "HWC".
     wavelengths : (C,) array, optional
-        Band centres in nm (a ``.npy`` file carries none).
+        Band centres in nm, instead of the file's (a lone ``.npy`` file carries none).
+    georef : {"check", "ignore"}
+        How a scene's georeference is read (:func:`hsi.io.open_cube`).
     """
 
-    def __init__(self, path: str | Path, layout: str | None = None, wavelengths: Any = None) -> None:
-        path = Path(path)
-        try:
-            array = np.load(path, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError) as err:
-            raise CubeFormatError(f"{path}: not a readable .npy array ({err})") from err
-        layout = (layout or "HWC").upper()
-        if array.ndim != 3:
-            raise CubeFormatError(f"{path}: a cube must be 3-D; found shape {array.shape}")
-        if sorted(layout) != ["C", "H", "W"]:
-            raise LayoutError(f"{path}: layout={layout!r} must be a permutation of H, W, C (e.g. HWC or CHW)")
-        if not np.issubdtype(array.dtype, np.number):
-            raise CubeFormatError(f"{path}: dtype {array.dtype} is not numeric")
-        view = array.transpose([layout.index(a) for a in "HWC"])
-        super().__init__(view, wavelengths, str(path))
+    def __init__(self, path: str | Path, layout: str | None = None, wavelengths: Any = None,
+                 georef: str = "check") -> None:
+        from hsi.io import open_cube
+
+        lazy = open_cube(path, layout=layout, georef=georef)
+        mapped = lazy.mapped_view()
+        if mapped is None:
+            lazy.close()
+            raise CubeFormatError(f"{path}: its pixels cannot be read straight from a memory map of the file "
+                                  f"(not a .npy array); open it with open_scene_source")
+        self._attach(lazy, mapped, str(path), wavelengths)
+
+    @classmethod
+    def from_lazy(cls, lazy: Any, mapped: tuple[np.ndarray, np.ndarray], name: str) -> NpySource:
+        """The source of an opened cube whose :meth:`hsi.io.LazyCube.mapped_view` is ``mapped``."""
+        source = cls.__new__(cls)
+        source._attach(lazy, mapped, name, None)
+        return source
+
+    def _attach(self, lazy: Any, mapped: tuple[np.ndarray, np.ndarray], name: str, wavelengths: Any) -> None:
+        array, view = mapped
+        super().__init__(view, lazy.wavelengths if wavelengths is None else wavelengths, name, lazy.meta.get("georef"))
         self._mmap = array
         self._data_offset = int(array.offset)
-        self._fd = _open_for_preadv(path) if _preadv_fits(view) else None
+        self._fd = _open_for_preadv(Path(lazy.meta["source"])) if _preadv_fits(view) else None
 
     #: :meth:`read_into` a few rows at a time costs no more than the whole window at once
     read_into_by_rows = True
@@ -204,7 +218,7 @@ class LazySource:
         self.shape = tuple(int(s) for s in lazy.shape)
         self.wavelengths = lazy.wavelengths
         self.name = str(path)
-        self.header = _envi_header(path)
+        self.header = None if lazy.meta.get("header") is None else Path(lazy.meta["header"])  # an ENVI cube's
         self.georef = lazy.meta.get("georef")
         self.fwhm = lazy.fwhm
         self.units = lazy.meta.get("units")
@@ -255,22 +269,13 @@ def release_pages(source: SceneSource, rows: tuple[int, int] | None = None) -> N
             release()
 
 
-def _envi_header(path: Path) -> Path | None:
-    from hsi.io.dispatch import file_kind
-    from hsi.io.envi import find_pair
-
-    if file_kind(path) != "envi":
-        return None
-    return find_pair(path)[0]
-
-
 def open_scene_source(cube: Any, key: str | None = None, layout: str | None = None, georef: str = "check") -> SceneSource:
     """A :class:`SceneSource` for a path, an array or an :class:`hsi.io.Cube`.
 
     Parameters
     ----------
     cube : str, Path, np.ndarray or hsi.io.Cube
-        A ``.npy`` file (memory-mapped), any file :func:`hsi.io.open_cube` reads, an
+        Any file :func:`hsi.io.open_cube` reads (a ``.npy`` file or scene memory-mapped), an
         ``(H, W, C)`` array, or a cube already read.
     key : str, optional
         Variable / dataset name inside a MATLAB or HDF5 file.
@@ -288,34 +293,9 @@ def open_scene_source(cube: Any, key: str | None = None, layout: str | None = No
     if isinstance(cube, np.ndarray):
         return ArraySource(cube)
     path = Path(cube)
-    if path.suffix.lower() == ".npy":
-        if key is not None:
-            raise CubeFormatError(f"{path}: a .npy file holds one array; cube_key={key!r} does not apply")
-        wavelengths, geo = _npy_scene_meta(path, georef)
-        source = NpySource(path, layout, wavelengths)
-        source.georef = geo
-        return source
-    return LazySource(open_cube(path, key=key, layout=layout, georef=georef), path)
-
-
-def _npy_scene_meta(path: Path, georef: str) -> tuple[Any, Any]:
-    """Wavelengths and georeference of ``cube.npy`` in a folder written by ``hsi convert --to npy`` (else None, None)."""
-    import json
-
-    from hsi.io.convert import NPY_FORMAT
-    from hsi.io.georef import GeoRef, check_usable
-
-    meta_path = path.parent / "meta.json"
-    if path.name != "cube.npy" or not meta_path.is_file():
-        return None, None
-    try:
-        meta = json.loads(meta_path.read_text())
-    except (OSError, ValueError):
-        return None, None  # a meta.json of someone else's: the .npy alone, as for any other
-    if not isinstance(meta, dict) or meta.get("format") != NPY_FORMAT:
-        return None, None
-    geo = None if georef == "ignore" else check_usable(GeoRef.from_dict(meta.get("georef")), str(meta_path))
-    return meta.get("wavelengths"), geo
+    lazy = open_cube(path, key=key, layout=layout, georef=georef)
+    mapped = lazy.mapped_view()  # a .npy file: read from its memory map, without the generic copies
+    return LazySource(lazy, path) if mapped is None else NpySource.from_lazy(lazy, mapped, str(path))
 
 
 def _runs(index: np.ndarray) -> list[tuple[int, int]]:

@@ -1,20 +1,15 @@
-"""The output folder of a whole-scene inference: maps, images, ENVI classification, metrics, manifest.
+"""The output folder of a whole-scene inference: the chosen output formats, metrics, manifest.
 
 Everything is written into a staging folder beside ``out`` (:mod:`hsi.transaction`; the
 ``.npy`` maps are memory-mapped there from the start) and moved into ``out`` only when
 the run has finished, the manifest last. Files:
 
-- ``"npy"``: ``labels.npy`` ``(H, W)`` class ids ``1..K`` (0 at no-data pixels and where
-  ``mask_unlabeled`` masked the ground truth's unlabeled pixels), ``confidence.npy`` ``(H, W)``
-  float32 (0 at no-data), ``probabilities.npy`` ``(H, W, K)`` float16 (optional);
-- ``"gtiff"``, each with the cube's CRS and transform: ``labels.tif`` (Cloud-Optimized GeoTIFF,
-  nodata 0, colour table, class names as GDAL category names in ``labels.tif.aux.xml`` and as
-  a band tag), ``confidence.tif`` and ``probabilities.tif`` (float32 COGs with overviews, nodata
-  NaN at no-data pixels; named bands: :data:`CONFIDENCE_BAND`, one per class);
-- ``map.png`` (legend of class names, the scene's palette, ground-truth background dimmed
-  or masked), ``false_color.png``, ``confidence.png``;
-- ``"envi"``: ``classification.img`` + ``.hdr`` (ENVI Classification with names and colours,
-  ``map info`` and ``coordinate system string`` from the cube's georeference);
+- each format of ``InferOptions.format``, a registered sink (:mod:`hsi.sinks`): ``"npy"``
+  (the run's own maps: ``labels.npy`` ``(H, W)`` class ids ``1..K``, 0 at no-data pixels and where
+  ``mask_unlabeled`` masked the ground truth's unlabeled pixels, ``confidence.npy``,
+  ``probabilities.npy``), ``"envi"`` (``classification.img`` + ``.hdr``), ``"gtiff"``
+  (``labels.tif`` + ``.aux.xml``, ``confidence.tif``, ``probabilities.tif``) and ``"png"``
+  (``map.png``, ``false_color.png``, ``confidence.png``), or a plug-in's;
 - ``metrics.json`` when ground truth exists; ``inference.json``, the manifest of what was
   written (each file's size and SHA-256). Only files listed in an earlier manifest are ever
   replaced (``overwrite=True``), and the earlier run's outputs go as a whole.
@@ -22,47 +17,38 @@ the run has finished, the manifest last. Files:
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hsi import transaction
-from hsi._atomic import is_disk_full, write_bytes_atomic
-from hsi.errors import DiskFullError, OptionError
-from hsi.infer.options import OUTPUT_FORMATS
+from hsi._atomic import write_json_atomic
+from hsi.sinks import DEFAULT_FORMATS, FinishedMaps, MapLayout, Sink, chosen_sinks, get_sink, list_sinks
 
-__all__ = ["FORMATS", "FORMAT_FILES", "MANIFEST", "OUTPUT_FILES", "abandon_folder", "check_space", "discard_folder", "prepare_folder", "write_folder"]
+__all__ = ["MANIFEST", "output_files", "space_needed", "staged_folder", "write_folder"]
 
 MANIFEST = "inference.json"
-#: every file an inference run may write into its folder
-OUTPUT_FILES = ("labels.npy", "confidence.npy", "probabilities.npy", "labels.tif", "labels.tif.aux.xml",
-                "confidence.tif", "probabilities.tif", "map.png", "false_color.png", "confidence.png",
-                "classification.img", "classification.hdr", "metrics.json", MANIFEST)
-#: what ``formats`` of :func:`write_folder` choose from (``InferOptions.format``; PNGs and JSON are always written)
-FORMATS = OUTPUT_FORMATS
-#: the maps each format writes
-FORMAT_FILES = {"npy": ("labels.npy", "confidence.npy", "probabilities.npy"),
-                "envi": ("classification.img", "classification.hdr"),
-                "gtiff": ("labels.tif", "labels.tif.aux.xml", "confidence.tif", "probabilities.tif")}
-
-
-#: description of the one band of ``confidence.tif`` (``labels.tif``'s is "class")
-CONFIDENCE_BAND = "confidence (largest class probability)"
+#: bytes kept free for ``metrics.json`` and the manifest
+JSON_BYTES = 1 << 20
 
 #: carries rank 0's staging folder to the DDP ranks Lightning starts, so every rank maps the same files
 STAGING_ENV = "HSI_INFER_STAGING"
 COMMAND = "hsi infer"
 
 
-def prepare_folder(out: str | Path, overwrite: bool) -> Path:
-    """Check ``out`` (before any compute) and create the staging folder the run writes into; returns it.
+def staged_folder(out: str | Path, overwrite: bool) -> AbstractContextManager[transaction.Transaction]:
+    """``out`` as a transaction (:func:`hsi.transaction.staged`): checked before any compute, a staging folder to
+    write into, removed on any error (``out`` is left as it was; a full disk becomes one
+    :class:`~hsi.errors.DiskFullError`).
 
-    :func:`write_folder` commits the staging folder into ``out``; :func:`discard_folder`
-    removes it after a failure. On a DDP rank started by Lightning the staging folder of
-    rank 0 (``$HSI_INFER_STAGING``) is returned instead.
+    :func:`write_folder` commits the staging folder into ``out``. On a DDP rank started by
+    Lightning the block writes into rank 0's staging folder (``$HSI_INFER_STAGING``) instead,
+    and never commits or removes it.
 
     Raises
     ------
@@ -72,79 +58,72 @@ def prepare_folder(out: str | Path, overwrite: bool) -> Path:
         An output file exists, ``overwrite`` is True, but no earlier manifest of this
         folder lists it (hsi did not write it).
     """
-    inherited = os.environ.get(STAGING_ENV)
-    if inherited and os.environ.get("LOCAL_RANK", "0") != "0":
-        staging = transaction.Staging.from_path(inherited, MANIFEST, COMMAND)
-        if staging.target == Path(os.path.abspath(out)):
-            return staging.path
-    staging = transaction.begin(out, manifest=MANIFEST, outputs=OUTPUT_FILES, overwrite=overwrite, command=COMMAND)
-    os.environ[STAGING_ENV] = str(staging.path)
-    return staging.path
+    inherited = os.environ.get(STAGING_ENV) if os.environ.get("LOCAL_RANK", "0") != "0" else None
+    if inherited and _target(Path(inherited)) == Path(os.path.abspath(out)):  # a DDP rank started by Lightning
+        return transaction.staged(out, manifest=MANIFEST, outputs=output_files(), overwrite=overwrite, command=COMMAND,
+                                  inherited=inherited)
+    return _announced(transaction.staged(out, manifest=MANIFEST, outputs=output_files(), overwrite=overwrite,
+                                         command=COMMAND))
 
 
-def discard_folder(folder: Path) -> None:
-    """Remove the staging folder of :func:`prepare_folder` (the run failed); ``out`` is left as it was."""
-    transaction.Staging.from_path(folder, MANIFEST, COMMAND).abort()
+@contextlib.contextmanager
+def _announced(opened: AbstractContextManager[transaction.Transaction]) -> Iterator[transaction.Transaction]:
+    """The transaction, its staging folder put in ``$HSI_INFER_STAGING`` for the DDP ranks Lightning starts."""
+    with opened as staging:
+        os.environ[STAGING_ENV] = str(staging.path)
+        yield staging
 
 
-def check_space(folder: Path, shape: tuple[int, int], num_classes: int, probabilities: bool, rgb: bool,
-                formats: tuple[str, ...] = FORMATS) -> int:
-    """The bytes the outputs need, checked free beside ``out``; returns them.
+def output_files() -> tuple[str, ...]:
+    """Every file an inference run may write into its folder: each registered format's, ``metrics.json`` and the
+    manifest (only these are ever replaced by ``overwrite``)."""
+    names = [name for fmt in list_sinks() for name in get_sink(fmt).all_files()]
+    return (*dict.fromkeys(names), "metrics.json", MANIFEST)
 
-    The memory-mapped maps and the ENVI copy (:func:`hsi.infer.arrays.output_bytes`), plus,
-    with "gtiff" among ``formats``, the GeoTIFFs uncompressed and the largest of their
-    scratch copies (each is written, then copied as a COG, one file at a time).
+
+def space_needed(shape: tuple[int, int], num_classes: int, probabilities: bool,
+                 formats: tuple[str, ...] = DEFAULT_FORMATS) -> int:
+    """The bytes the outputs of an ``(H, W)`` map need, to check free before the tile pass
+    (:meth:`hsi.transaction.Transaction.require_space`).
+
+    The run's own memory-mapped maps (with the false-colour scratch when a format of ``formats``
+    wants it: :func:`hsi.infer.arrays.map_specs`), :data:`JSON_BYTES`, and what each format of
+    ``formats`` needs besides (:meth:`hsi.sinks.Sink.bytes_needed`: the ENVI copy of the labels,
+    the GeoTIFFs and the largest of their scratch copies, 3 MiB for the PNGs).
 
     Raises
     ------
-    DiskFullError
-        Less than that is free on the filesystem of the staging folder (before any compute).
+    OptionError
+        A format that is not registered.
     """
-    from hsi.infer.arrays import label_dtype, output_bytes
+    from hsi.infer.arrays import label_dtype, map_specs
 
-    needed = output_bytes(shape, num_classes, probabilities, rgb)
-    if "gtiff" in formats:
-        pixels = int(shape[0]) * int(shape[1])
-        per_file = [label_dtype(num_classes).itemsize, 4] + ([4 * num_classes] if probabilities else [])
-        needed += pixels * (sum(per_file) + max(per_file))
-    transaction.require_free_space(_target(folder), needed, f"the {COMMAND} outputs of a {shape[0]} x {shape[1]} map")
-    return needed
-
-
-def abandon_folder(folder: Path, err: BaseException, needed: int | None) -> None:
-    """After a failure: remove the staging folder; a full disk is raised as one :class:`~hsi.errors.DiskFullError`."""
-    discard_folder(folder)
-    if not isinstance(err, DiskFullError) and is_disk_full(err):
-        raise transaction.disk_full_error(_target(folder), needed, f"the {COMMAND} outputs") from err
+    sinks = chosen_sinks(formats)
+    layout = MapLayout((int(shape[0]), int(shape[1])), int(num_classes), label_dtype(num_classes), bool(probabilities),
+                       any(sink.wants_rgb for sink in sinks))
+    own = map_specs(layout.shape, layout.num_classes, layout.probabilities, layout.rgb)
+    needed = sum(int(np.prod(shp)) * dtype.itemsize for shp, dtype in own.values()) + JSON_BYTES
+    return needed + sum(sink.bytes_needed(layout) for sink in sinks)
 
 
-def _target(folder: Path) -> Path:
-    return transaction.Staging.from_path(folder, MANIFEST, COMMAND).target
+def _target(staging_folder: Path) -> Path:
+    """The output folder a staging folder commits to (read from rank 0's path, which a DDP rank inherits)."""
+    return transaction.Staging.from_path(staging_folder, MANIFEST, COMMAND).target
 
 
-def _json_bytes(obj: Any) -> bytes:
-    def default(o: Any) -> Any:
-        if isinstance(o, np.generic):
-            return o.item()
-        if isinstance(o, np.ndarray):
-            return o.tolist()
-        return str(o)
-
-    return (json.dumps(obj, indent=1, default=default, allow_nan=True) + "\n").encode("utf-8")
-
-
-def write_folder(folder: Path, results: Any, *, class_names: list[str], palette: np.ndarray,
+def write_folder(staging: transaction.Transaction, results: Any, *, class_names: list[str], palette: np.ndarray,
                  background: np.ndarray | None, metrics: dict[str, Any] | None, source_header: Path | None = None,
-                 nodata: np.ndarray | None = None, georef: Any = None, formats: tuple[str, ...] = FORMATS,
+                 nodata: np.ndarray | None = None, georef: Any = None, formats: tuple[str, ...] = DEFAULT_FORMATS,
                  manifest: dict[str, Any], rgb_title: str) -> dict[str, Path]:
-    """Write every output of a finished run into ``folder``; returns ``{name: path}``.
+    """Write every output of a finished run into the staging folder and commit it; returns ``{name: path}``.
 
     Parameters
     ----------
-    folder : Path
-        The staging folder of :func:`prepare_folder`; committed into the output folder here.
+    staging : hsi.transaction.Transaction
+        The open transaction of :func:`staged_folder`: the files are written into its staging
+        folder and committed into the output folder here.
     results : hsi.infer.arrays.ResultArrays
-        Finished maps (still under temporary names in ``folder``; committed here).
+        Finished maps (still under temporary names in the staging folder; committed here).
     class_names, palette : list[str], (K + 1, 3) uint8
     background : (H, W) bool or None
         Ground-truth background to draw dimmed (None when masked or without ground truth).
@@ -157,9 +136,10 @@ def write_folder(folder: Path, results: Any, *, class_names: list[str], palette:
         No-data pixels (label 0), drawn in the map's no-data colour and NaN in the float GeoTIFFs.
     georef : hsi.io.georef.GeoRef or None
         The cube's georeference: CRS and transform of the GeoTIFFs, map info of the ENVI file.
-    formats : tuple of {"npy", "envi", "gtiff"}
-        Which maps to write (:data:`FORMAT_FILES`); without "npy" the memory-mapped maps are
-        not kept. The PNGs, ``metrics.json`` and the manifest are always written.
+    formats : tuple of str
+        The output formats to write (registered sinks, :mod:`hsi.sinks`); the run's memory-mapped
+        maps are kept only where one of them lists them (``"npy"``). ``metrics.json`` and the
+        manifest are always written.
     manifest : dict
         Run description stored in ``inference.json`` (the files with sizes and SHA-256 are added).
     rgb_title : str
@@ -174,75 +154,29 @@ def write_folder(folder: Path, results: Any, *, class_names: list[str], palette:
 
     from hsi.viz import figure_name
 
-    unknown = sorted(set(formats) - set(FORMATS))
-    if unknown:
-        raise OptionError("format", unknown[0], f"one or more of {', '.join(FORMATS)}")
-    names = ["Unclassified", *class_names]
-    # The map files (GDAL's compression and numpy's copies release the GIL) are written by a
-    # second thread while this one draws the PNGs (matplotlib), so both cores work.
+    sinks = chosen_sinks(formats)  # an unknown format is refused before any file is written
+    folder = staging.path
+    maps = FinishedMaps(results.labels, results.confidence, results.probabilities, results.rgb, list(class_names),
+                        palette, georef=georef, nodata=nodata, background=background, source_header=source_header,
+                        title=f"{figure_name(manifest.get('cube', 'scene'))}: predicted classes",  # the file's name
+                        rgb_title=rgb_title, description=f"hsi infer {manifest.get('checkpoint', '')}")
+    # The sinks that may (GDAL's compression and numpy's copies release the GIL) write one after another on a
+    # second thread while this one runs the others (matplotlib draws the PNGs), so both cores work.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsi-infer-write") as pool:
-        maps = pool.submit(_write_maps, folder, results, names, palette, georef, nodata, source_header, manifest,
-                           formats)
-        title = f"{figure_name(manifest.get('cube', 'scene'))}: predicted classes"  # the file's name, not its folder
-        _draw_previews(folder, results, class_names, palette, background, nodata, georef, title,
-                       rgb_title)  # on error, the pool waits
-        maps.result()  # the writer's error, if any
+        written = pool.submit(_write_sinks, [s for s in sinks if s.thread_safe], folder, maps)
+        _write_sinks([s for s in sinks if not s.thread_safe], folder, maps)  # on error, the pool waits
+        written.result()  # the writer's error, if any
     if metrics is not None:
-        write_bytes_atomic(folder / "metrics.json", _json_bytes(metrics))
-    committed = results.commit()  # the maps get their names inside the staging folder
-    if "npy" not in formats:
-        for path in committed.values():
-            path.unlink()
+        write_json_atomic(folder / "metrics.json", metrics, indent=1)
+    kept = {name for sink in sinks for name in sink.files(maps.layout)}
+    for path in results.commit().values():  # the maps get their names inside the staging folder
+        if path.name not in kept:
+            path.unlink()  # no chosen format keeps this map of the run's own
     # into place, the manifest last (an earlier run's outputs that this one did not write go with it)
-    return transaction.Staging.from_path(folder, MANIFEST, COMMAND).commit(manifest)
+    return staging.commit(manifest)
 
 
-def _draw_previews(folder: Path, results: Any, class_names: list[str], palette: np.ndarray,
-                   background: np.ndarray | None, nodata: np.ndarray | None, georef: Any, title: str,
-                   rgb_title: str) -> None:
-    """``map.png``, ``false_color.png`` (when the run kept the bands) and ``confidence.png``.
-
-    They are previews: each is drawn from the map decimated to the figure's own pixels
-    (:func:`hsi.viz.plot_class_map`), while the ``.npy``, ENVI and GeoTIFF maps keep every pixel.
-    """
-    from hsi.viz import plot_class_map, plot_confidence, plot_false_color
-
-    plot_class_map(results.labels, class_names, palette, folder / "map.png", background=background,
-                   nodata=nodata, title=title, georef=georef)
-    if results.rgb is not None:
-        plot_false_color(results.rgb, folder / "false_color.png", title=rgb_title, georef=georef,
-                         shape=results.shape)
-    plot_confidence(results.confidence, folder / "confidence.png", georef=georef)
-
-
-def _write_maps(folder: Path, results: Any, names: list[str], palette: np.ndarray, georef: Any,
-                nodata: np.ndarray | None, source_header: Path | None, manifest: dict[str, Any],
-                formats: tuple[str, ...]) -> None:
-    """The full-resolution map files of ``formats`` other than "npy" (the memory-mapped maps are already there)."""
-    if "envi" in formats:
-        _write_envi(folder, results.labels, names, palette, georef, source_header, manifest)
-    if "gtiff" in formats:
-        _write_gtiff(folder, results, names, palette, georef, nodata)
-
-
-def _write_envi(folder: Path, labels: np.ndarray, names: list[str], palette: np.ndarray, georef: Any,
-                source_header: Path | None, manifest: dict[str, Any]) -> None:
-    """``classification.img`` + ``.hdr``: map info from ``georef`` (the source header's only without one)."""
-    from hsi.io.envi_write import write_classification
-
-    write_classification(folder / "classification", labels, names, palette, georef=georef,
-                         source_header=source_header if georef is None else None,
-                         description=f"hsi infer {manifest.get('checkpoint', '')}")
-
-
-def _write_gtiff(folder: Path, results: Any, names: list[str], palette: np.ndarray, georef: Any,
-                 nodata: np.ndarray | None) -> None:
-    """``labels.tif`` (+ ``.aux.xml``), ``confidence.tif`` and, when kept, ``probabilities.tif``."""
-    from hsi.io.geotiff_write import write_float_tif, write_label_cog
-
-    write_label_cog(folder / "labels.tif", results.labels, names, palette, georef)
-    write_float_tif(folder / "confidence.tif", results.confidence, georef, nodata_mask=nodata,
-                    band_names=(CONFIDENCE_BAND,))
-    if results.probabilities is not None:
-        write_float_tif(folder / "probabilities.tif", results.probabilities, georef, nodata_mask=nodata,
-                        band_names=names[1:])
+def _write_sinks(sinks: list[Sink], folder: Path, maps: FinishedMaps) -> None:
+    """Each sink's files, in order."""
+    for sink in sinks:
+        sink.write(folder, maps)

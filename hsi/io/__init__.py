@@ -6,7 +6,9 @@
 ``read_labels`` an (H, W) int64 map; ``open_cube`` a :class:`LazyCube` for windowed reads.
 Formats: MATLAB .mat v5 and v7.3, HDF5, ENVI (.hdr + binary), ERDAS LAN/GIS, GeoTIFF
 (.tif/.tiff through rasterio: a multi-band file is a cube, a single-band one a label map;
-:func:`hsi.io.labels.read_label_georef` gives a label file's georeference).
+:func:`hsi.io.labels.read_label_georef` gives a label file's georeference), and ``.npy``
+(an array, or the scene ``hsi convert --to npy`` writes, named by its folder). Each format is
+a reader registered in :mod:`hsi.io.readers`; the entry points look it up there.
 """
 
 from __future__ import annotations
@@ -15,6 +17,6 @@ from hsi.io.cube import Cube, read_cube
 from hsi.io.inventory import list_arrays
 from hsi.io.labels import read_labels
 from hsi.io.lazy import LazyCube, open_cube
-from hsi.io.write import append_h5, write_h5
+from hsi.io.writers.hdf5 import append_h5, write_h5
 
 __all__ = ["Cube", "LazyCube", "append_h5", "list_arrays", "open_cube", "read_cube", "read_labels", "write_h5"]

@@ -1,12 +1,14 @@
-"""Wavelength units and band order: everything that turns file wavelengths into ascending nm."""
+"""Wavelength units and band order: everything that turns file wavelengths into ascending nm, and the
+bands a false-colour composite shows (:func:`pick_rgb_bands`, chosen by wavelength)."""
 
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 
-from hsi.errors import DataQualityWarning, OptionError, WavelengthError
+from hsi.errors import DataQualityWarning, OptionError, ShapeMismatchError, WavelengthError
 
 _TO_NM = {
     "nm": 1.0, "nanometer": 1.0, "nanometers": 1.0, "nanometre": 1.0, "nanometres": 1.0,
@@ -16,6 +18,9 @@ _TO_NM = {
     "m": 1e9, "meter": 1e9, "meters": 1e9,
 }
 _UNKNOWN = {"", "unknown", "none", "n/a"}
+
+#: band centres (nm) looked for by :func:`pick_rgb_bands`: red, green, blue
+RGB_NM = (640.0, 550.0, 460.0)
 
 #: Detector-overlap sorting (see :func:`band_order`) needs runs at least this long.
 MIN_RUN = 8
@@ -101,3 +106,22 @@ def check_count(wl: np.ndarray, n_bands: int, source: str) -> None:
     """Raise :class:`WavelengthError` when there are not exactly ``n_bands`` wavelengths."""
     if wl.size != n_bands:
         raise WavelengthError(f"{source}: {wl.size} wavelengths for {n_bands} bands; the counts must match")
+
+
+def pick_rgb_bands(wavelengths: Any | None, n_bands: int) -> list[int]:
+    """Band indices for a false-colour composite (red, green, blue).
+
+    With wavelengths that span :data:`RGB_NM`, the bands nearest 640, 550 and 460 nm; with
+    wavelengths that do not (an infrared sensor), or none, the bands at 3/4, 1/2 and 1/4 of
+    the band range (in order of increasing wavelength, so red stays the longest).
+    """
+    n = int(n_bands)
+    if n < 1:
+        raise OptionError("n_bands", n_bands, "an integer >= 1 (pick_rgb_bands)")
+    if wavelengths is not None:
+        wl = np.asarray(wavelengths, dtype=np.float64)
+        if wl.shape != (n,):
+            raise ShapeMismatchError(f"pick_rgb_bands: {wl.size} wavelengths for {n} bands")
+        if wl.min() <= RGB_NM[2] and wl.max() >= RGB_NM[0]:
+            return [int(np.argmin(np.abs(wl - target))) for target in RGB_NM]
+    return [int(round(f * (n - 1))) for f in (0.75, 0.5, 0.25)]

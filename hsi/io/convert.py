@@ -6,12 +6,12 @@ value as NaN, so every reader of the output sees exactly the values training wou
 The input is read in blocks of rows (a scene larger than memory is never loaded whole) and
 the output appears under its final name only once it is complete:
 
-- ``to="h5"``: one file (:func:`hsi.io.write.open_h5_writer`) that ``read_cube`` reads
+- ``to="h5"``: one file (:func:`hsi.io.writers.hdf5.open_h5_writer`) that ``read_cube`` reads
   with no key;
 - ``to="npy"``: a folder holding ``cube.npy``, ``labels.npy`` (when labels are given) and
   ``meta.json`` (shape, wavelengths, source, what the reader did, and each file's size and
   SHA-256), staged beside it and committed with ``meta.json`` last (:mod:`hsi.transaction`);
-- ``to="gtiff"``: one tiled, deflated GeoTIFF (:func:`hsi.io.geotiff_write.write_cube_gtiff`)
+- ``to="gtiff"``: one tiled, deflated GeoTIFF (:func:`hsi.io.writers.geotiff.write_cube_gtiff`)
   with the GDAL band metadata ``wavelength`` / ``wavelength_units``, nodata NaN.
 
 The georeference of the input (``meta["georef"]``: CRS and transform) is kept by every
@@ -21,14 +21,14 @@ the GeoTIFF's own CRS and transform; verification compares it too.
 Free space for the uncompressed output is checked before starting, and a disk that fills
 up while writing ends in one :class:`~hsi.errors.DiskFullError`, the partial output removed.
 
-:func:`verify_conversion` re-opens the output and compares a seeded sample of windows
-(always the four corners; every window of a small scene) with the source, exactly.
+:func:`hsi.io.verify.verify_conversion` then re-opens the output with :func:`hsi.io.open_cube`
+(an ``.npy`` folder through its reader, :mod:`hsi.io.readers.npy_scene`) and compares a seeded
+sample of windows with the source, exactly.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -39,11 +39,9 @@ import numpy as np
 
 from hsi._pages import row_strips
 from hsi.errors import IntegrityError, OptionError, OverwriteError
+from hsi.io.readers.npy_scene import NPY_FORMAT
 
-__all__ = ["ConvertReport", "convert", "open_npy_scene", "verify_conversion"]
-
-#: ``format`` written into an ``.npy`` folder's ``meta.json``.
-NPY_FORMAT = "hsi-npy"
+__all__ = ["ConvertReport", "convert"]
 #: Bytes of cube read per block while converting.
 BLOCK_BYTES = 64 << 20
 #: the files of an ``.npy`` output folder (``meta.json`` is its manifest, written last)
@@ -126,7 +124,7 @@ def _is_hsi_gtiff(path: Path) -> bool:
     """Whether ``path`` is a GeoTIFF cube that :func:`convert` wrote (its ``HSI_FORMAT`` tag)."""
     import rasterio
 
-    from hsi.io.geotiff_write import FORMAT_TAG
+    from hsi.io.geotiff import FORMAT_TAG
 
     try:
         with rasterio.Env(), rasterio.open(path) as src:
@@ -137,16 +135,18 @@ def _is_hsi_gtiff(path: Path) -> bool:
 
 def _check_out_name(out: Path, to: str) -> None:
     """Refuse an output name whose suffix says another format than ``to`` (before any work: it is read back by it)."""
-    from hsi.io.formats import BINARY_EXT, ENVI_EXT, ERDAS_EXT, GEOTIFF_EXT, HDF5_EXT, MAT_EXT
+    from hsi.io.readers import get_reader, known_suffixes
+    from hsi.io.readers.envi import BINARY_EXT
 
+    tiff_ext, h5_ext = get_reader("geotiff").suffixes, get_reader("hdf5").suffixes
     suffix = out.suffix.lower()
-    if to == "gtiff" and suffix not in GEOTIFF_EXT:
+    if to == "gtiff" and suffix not in tiff_ext:
         raise OptionError("out", str(out), "a .tif or .tiff file name with to='gtiff' (--to gtiff), so readers know it")
-    if to == "h5" and suffix not in HDF5_EXT:
-        raise OptionError("out", str(out), f"a file name ending in {'/'.join(sorted(HDF5_EXT))} with to='h5' "
+    if to == "h5" and suffix not in h5_ext:
+        raise OptionError("out", str(out), f"a file name ending in {'/'.join(sorted(h5_ext))} with to='h5' "
                                            f"(--to h5), so readers know it (a {suffix or 'name without suffix'} "
                                            f"output would not be read back as HDF5)")
-    file_suffixes = HDF5_EXT | GEOTIFF_EXT | MAT_EXT | ENVI_EXT | ERDAS_EXT | BINARY_EXT | {".npy", ".npz"}
+    file_suffixes = known_suffixes() | BINARY_EXT | {".npz"}
     if to == "npy" and suffix in file_suffixes:
         raise OptionError("out", str(out), f"a folder name with to='npy' (--to npy writes a folder of .npy files "
                                            f"and meta.json); {suffix} names a file format")
@@ -217,7 +217,7 @@ def _copy_blocks(lazy: Any, target: Any, progress: Progress | None) -> None:
 
 def _write_h5(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path, progress: Progress | None,
               overwrite: bool, h5_options: dict[str, Any]) -> None:
-    from hsi.io.write import open_h5_writer
+    from hsi.io.writers.hdf5 import open_h5_writer
 
     meta = _meta(lazy, labels, input_path)
     with open_h5_writer(out, lazy.shape, np.float32, label_dtype=None if labels is None else labels.dtype,
@@ -234,8 +234,10 @@ def _write_npy(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path
     from hsi import transaction
     from hsi._atomic import preallocate
 
-    staging = transaction.begin(out, manifest="meta.json", outputs=NPY_FILES, overwrite=overwrite, command=COMMAND)
-    try:
+    # a full disk is named as for every format of convert: the folder ``out`` is written in, the bytes needed
+    full_disk = transaction.disk_full_as_error(out.parent, _output_bytes(lazy.shape, labels), f"{out}")
+    with transaction.staged(out, manifest="meta.json", outputs=NPY_FILES, overwrite=overwrite,
+                            command=COMMAND) as staging, full_disk:
         cube = np.lib.format.open_memmap(staging.path / "cube.npy", mode="w+", dtype=np.float32, shape=lazy.shape)
         preallocate(staging.path / "cube.npy")  # a full disk fails here, not as SIGBUS on a page write
         _copy_blocks(lazy, cube, progress)
@@ -244,9 +246,6 @@ def _write_npy(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path
         if labels is not None:
             np.save(staging.path / "labels.npy", labels)
         staging.commit(_meta(lazy, labels, input_path))
-    except BaseException:
-        staging.abort()
-        raise
 
 
 def _output_bytes(shape: tuple[int, ...], labels: np.ndarray | None) -> int:
@@ -295,7 +294,7 @@ def convert(
     overwrite : bool
         Replace an existing output.
     n_windows : int
-        Windows compared with the source after writing (see :func:`verify_conversion`).
+        Windows compared with the source after writing (see :func:`hsi.io.verify.verify_conversion`).
     progress : bool or callable, optional
         True: a tqdm bar of the rows written on stderr (one line per 10 % when stderr is not a
         terminal); a callable is called as ``progress(rows_done, rows_total)`` after each block of rows.
@@ -306,6 +305,7 @@ def convert(
         Sizes, time and what was verified.
     """
     from hsi.io import open_cube, read_labels
+    from hsi.io.verify import verify_conversion
     from hsi.transaction import disk_full_as_error, require_free_space
 
     input_path, out = Path(input_path), Path(out)
@@ -336,7 +336,7 @@ def convert(
                 _write_h5(lazy, labels, out, input_path, progress, overwrite,
                           {"compression": compression, "chunks": chunks})
             elif to == "gtiff":
-                from hsi.io.geotiff_write import write_cube_gtiff
+                from hsi.io.writers.geotiff import write_cube_gtiff
 
                 write_cube_gtiff(out, lazy, lazy.wavelengths, lazy.meta.get("georef"), progress=progress)
             else:
@@ -361,143 +361,3 @@ def _remove(out: Path) -> None:
     else:
         with contextlib.suppress(OSError):
             out.unlink()
-
-
-def open_npy_scene(folder: str | Path) -> tuple[np.ndarray, np.ndarray | None, dict[str, Any]]:
-    """``(cube memmap (H, W, C), labels or None, meta)`` of a folder written by ``convert(to="npy")``.
-
-    Parameters
-    ----------
-    folder : str or Path
-        The folder holding ``cube.npy`` and ``meta.json``.
-
-    Returns
-    -------
-    tuple
-        The cube as a read-only memory map, the labels (or None) and the ``meta.json`` dict.
-    """
-    folder = Path(folder)
-    try:
-        meta = json.loads((folder / "meta.json").read_text())
-    except (OSError, ValueError) as err:
-        raise IntegrityError(f"{folder}: no readable meta.json ({err}); not an hsi .npy scene") from err
-    if meta.get("format") != NPY_FORMAT:
-        raise IntegrityError(f"{folder}/meta.json: format {meta.get('format')!r}, expected {NPY_FORMAT!r}")
-    cube = np.load(folder / "cube.npy", mmap_mode="r")
-    if list(cube.shape) != list(meta["shape"]):
-        raise IntegrityError(f"{folder}/cube.npy: shape {cube.shape}, meta.json says {tuple(meta['shape'])}")
-    labels = np.load(folder / "labels.npy") if meta.get("labels") else None
-    return cube, labels, meta
-
-
-def sample_windows(shape: tuple[int, ...], n_windows: int, window: int = 64, seed: int = 0) -> tuple[list[tuple[slice, slice]], int]:
-    """A seeded sample of ``window x window`` tiles of a grid over ``(H, W)``: ``(windows, grid size)``.
-
-    Every tile when the grid has at most ``n_windows`` of them; otherwise the four corner
-    tiles plus a seeded random choice of the others.
-    """
-    h, w = int(shape[0]), int(shape[1])
-    tiles = [(slice(r, min(r + window, h)), slice(c, min(c + window, w)))
-             for r in range(0, h, window) for c in range(0, w, window)]
-    if len(tiles) <= n_windows:
-        return tiles, len(tiles)
-    n_rows, n_cols = -(-h // window), -(-w // window)
-    corners = sorted({0, n_cols - 1, (n_rows - 1) * n_cols, n_rows * n_cols - 1})
-    rest = [i for i in range(len(tiles)) if i not in corners]
-    chosen = np.random.default_rng(seed).choice(rest, size=max(0, n_windows - len(corners)), replace=False)
-    return [tiles[i] for i in sorted(corners + [int(i) for i in chosen])], len(tiles)
-
-
-def _compare(expected: np.ndarray, found: np.ndarray, where: str) -> None:
-    if expected.shape != found.shape or expected.dtype != found.dtype:
-        raise IntegrityError(f"{where}: output block {found.shape} {found.dtype}, source {expected.shape} {expected.dtype}")
-    same = (expected == found) | (np.isnan(expected) & np.isnan(found))
-    if not same.all():
-        first = tuple(int(i) for i in np.argwhere(~same)[0])
-        raise IntegrityError(
-            f"{where}: {int((~same).sum())} value(s) differ from the source, first at offset {first}: "
-            f"source {expected[first]!r}, output {found[first]!r} (the output is corrupt; convert again)"
-        )
-
-
-def _check_georef(source: Any, output: Any, out: Path, input_path: str | Path) -> None:
-    """Raise :class:`IntegrityError` unless both georeferences are absent or the same (CRS, transform, pixel_is)."""
-    if source is None and output is None:
-        return
-    same = (source is not None and output is not None and source.same_grid(output, tolerance=1e-9)
-            and source.pixel_is == output.pixel_is)
-    if not same:
-        def said(g: Any) -> str:
-            return "none" if g is None else g.describe()
-
-        raise IntegrityError(f"{out}: georeference ({said(output)}) differs from that of {input_path} ({said(source)})")
-
-
-def verify_conversion(
-    input_path: str | Path,
-    out: str | Path,
-    *,
-    key: str | None = None,
-    layout: str | None = None,
-    labels_path: str | Path | None = None,
-    labels_key: str | None = None,
-    n_windows: int = 32,
-    window: int = 64,
-) -> tuple[int, int]:
-    """Re-open a converted output and compare it with its source exactly; raise :class:`IntegrityError` on a difference.
-
-    Parameters
-    ----------
-    input_path : str or Path
-        The source cube file.
-    out : str or Path
-        The ``.h5`` file, ``.npy`` folder or ``.tif`` written by :func:`convert`.
-    key, layout : str, optional
-        As given to :func:`convert` for the source.
-    labels_path, labels_key : optional
-        The source labels, compared whole with the output's.
-    n_windows : int
-        Windows of ``window x window`` pixels to compare (the four corners always among them).
-    window : int
-        Side of a window in pixels.
-
-    Returns
-    -------
-    tuple of int
-        ``(windows compared, windows in the scene)``.
-    """
-    from hsi.io import open_cube, read_labels
-    from hsi.io.georef import GeoRef
-
-    if int(n_windows) < 4:
-        raise OptionError("n_windows", n_windows, "an integer >= 4 (the four corners are always compared)")
-    out = Path(out)
-    with contextlib.ExitStack() as stack:
-        src = stack.enter_context(open_cube(input_path, key, layout))
-        if out.is_dir():
-            cube, out_labels, meta = open_npy_scene(out)
-            out_wl = None if meta.get("wavelengths") is None else np.asarray(meta["wavelengths"])
-            out_georef = GeoRef.from_dict(meta.get("georef"))
-
-            def read(rows: slice, cols: slice) -> np.ndarray:
-                return np.asarray(cube[rows, cols])
-        else:
-            dst = stack.enter_context(open_cube(out))
-            out_wl, read, out_georef = dst.wavelengths, dst.read_window, dst.meta.get("georef")
-            out_labels = read_labels(out) if labels_path is not None else None
-            cube = dst
-        if tuple(cube.shape) != tuple(src.shape):
-            raise IntegrityError(f"{out}: shape {tuple(cube.shape)}, the source {input_path} is {tuple(src.shape)}")
-        if (out_wl is None) != (src.wavelengths is None) or (
-                out_wl is not None and not np.array_equal(out_wl, src.wavelengths)):
-            raise IntegrityError(f"{out}: wavelengths differ from those of {input_path}")
-        _check_georef(src.meta.get("georef"), out_georef, out, input_path)
-        windows, total = sample_windows(src.shape, int(n_windows), window)
-        for rows, cols in windows:
-            _compare(src.read_window(rows, cols), read(rows, cols),
-                     f"{out}: rows {rows.start}:{rows.stop}, cols {cols.start}:{cols.stop}")
-    if labels_path is not None:
-        expected = read_labels(labels_path, key=labels_key)
-        if out_labels is None or not np.array_equal(np.asarray(out_labels, dtype=np.int64), expected):
-            raise IntegrityError(f"{out}: labels missing or different from {labels_path}")
-    return len(windows), total

@@ -86,11 +86,14 @@ def read_cube(
     georef: str = "check",
     units: str | None = None,
 ) -> Cube:
-    """Read a hyperspectral cube from .mat (v5, v7.3), .h5/.hdf5, ENVI (.hdr) or ERDAS .lan.
+    """Read a hyperspectral cube from any registered format (:mod:`hsi.io.readers`).
+
+    .mat (v5, v7.3), .h5/.hdf5, ENVI (.hdr), ERDAS .lan, GeoTIFF, .npy and ``hsi convert --to npy`` scenes.
 
     Parameters
     ----------
-    path : the file; for ENVI either the header or the binary (``x.hdr`` or ``x.img.hdr``).
+    path : the file; for ENVI either the header or the binary (``x.hdr`` or ``x.img.hdr``); for an
+        ``.npy`` scene its folder, ``cube.npy`` or ``meta.json``.
     key : MATLAB variable / HDF5 dataset path; None = the only 3-D numeric array.
     layout : axis order of the stored array ("HWC", "CHW", "WHC", ...); None = detect (see
         :func:`hsi.io.layout.detect_layout`; MATLAB v7.3 arrays are first put back in

@@ -42,6 +42,11 @@ def is_wavelength_name(name: str) -> bool:
     return name.rsplit("/", 1)[-1].lower() in WAVELENGTH_NAMES
 
 
+def integer_like(info: ArrayInfo) -> bool:
+    """Whether an array holds integers (or booleans): the label-map candidates chosen first."""
+    return info.dtype == "bool" or np.issubdtype(np.dtype(info.dtype), np.integer)
+
+
 def is_vector(info: ArrayInfo) -> bool:
     return info.numeric and len(info.shape) >= 1 and int(np.prod(info.shape)) == max(info.shape, default=0) > 1
 

@@ -24,7 +24,12 @@ from hsi.errors import CubeFormatError, DataQualityWarning, GeoRefError
 from hsi.io.georef import IGNORE_HINT, GeoRef, check_policy, check_usable, quiet_gdal
 from hsi.io.source import RawSource
 
-__all__ = ["GeoTiffBands", "declares_classes", "geotiff_info", "open_geotiff", "read_geotiff_georef", "read_label_band"]
+__all__ = ["FORMAT_TAG", "GeoTiffBands", "declares_classes", "geotiff_info", "open_geotiff", "read_geotiff_georef",
+           "read_label_band"]
+
+#: dataset tag naming what hsi wrote the file as: ``"hsi-labels"`` (a class map: read as labels), ``"hsi-map"``,
+#: ``"hsi-cube"`` (a cube ``hsi convert`` wrote: it replaces only files carrying it)
+FORMAT_TAG = "HSI_FORMAT"
 
 _IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 #: the first 4 bytes of classic and BigTIFF files, little- and big-endian
@@ -108,7 +113,7 @@ class GeoTiffBands:
 
 def _check_magic(path: Path) -> None:
     """Refuse a file whose first bytes are no TIFF header (another format under a .tif name)."""
-    from hsi.io.formats import SUPPORTED
+    from hsi.io.readers.registry import supported
 
     try:
         with open(path, "rb") as handle:
@@ -117,7 +122,7 @@ def _check_magic(path: Path) -> None:
         raise CubeFormatError(f"{path}: cannot be read ({err})") from err
     if head not in _TIFF_MAGIC:
         raise CubeFormatError(f"{path}: unsupported file type: not a TIFF (its first bytes {head!r} are no TIFF "
-                              f"header); expected a GeoTIFF for the {path.suffix} extension. Supported: {SUPPORTED}")
+                              f"header); expected a GeoTIFF for the {path.suffix} extension. Supported: {supported()}")
 
 
 def _open(path: Path) -> Any:
@@ -466,12 +471,10 @@ def read_label_band(path: Path) -> np.ndarray:
 def declares_classes(dataset: Any) -> bool:
     """Whether a single-band GeoTIFF says it is a class map: a colour table, or hsi's map tag.
 
-    ``hsi infer`` writes both (:func:`hsi.io.geotiff_write.write_label_cog`); GDAL's
+    ``hsi infer`` writes both (:func:`hsi.io.writers.geotiff.write_label_cog`); GDAL's
     ``gdal_translate``/QGIS keep the colour table. Such a file is read as labels up to the
     most classes its dtype holds (:func:`hsi.io.labels.read_labels`).
     """
-    from hsi.io.geotiff_write import FORMAT_TAG
-
     if dataset.count != 1:
         return False
     if dataset.tags().get(FORMAT_TAG) == "hsi-labels":

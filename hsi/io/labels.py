@@ -7,13 +7,9 @@ from pathlib import Path
 import numpy as np
 
 from hsi.errors import CubeFormatError, OptionError
-from hsi.io.discovery import ArrayInfo
-from hsi.io.dispatch import file_kind
+from hsi.io.discovery import integer_like
 from hsi.io.georef import GeoRef
-
-
-def _integer_like(info: ArrayInfo) -> bool:
-    return info.dtype == "bool" or np.issubdtype(np.dtype(info.dtype), np.integer)
+from hsi.io.readers import Reader, find_reader
 
 
 #: More distinct classes than this and an array is refused as a label map (a data matrix,
@@ -135,39 +131,19 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int | 
         raise OptionError("max_classes", max_classes, "a positive integer, or None")
     limit = MAX_CLASSES if max_classes is None else max_classes
     p = Path(path)
-    kind = file_kind(p)
-    name = None
-    if kind == "mat":
-        from hsi.io.matlab import load_label_array
-
-        name, array = load_label_array(p, key, _integer_like)
-    elif kind == "hdf5":
-        from hsi.io.hdf5 import load_label_array
-
-        name, array = load_label_array(p, key, matlab=False, prefer=_integer_like)
-    elif kind == "geotiff":
-        from hsi.io.geotiff import geotiff_info, read_label_band
-
-        _no_key(p, key, kind)
-        array = read_label_band(p)
-        info = geotiff_info(p, georef="ignore")
-        if max_classes is None and info["class_map"] and np.issubdtype(np.dtype(info["dtype"]), np.integer):
-            limit = max(MAX_CLASSES, int(np.iinfo(np.dtype(info["dtype"])).max))
-    else:
-        from hsi.io.dispatch import open_source
-
-        source = open_source(p, key)
-        try:
-            array = np.array(source.array)
-        finally:
-            source.close()
+    reader = find_reader(p)
+    _no_key(p, key, reader)
+    name, array, found_limit = reader.label_array(p, key, integer_like)
+    if max_classes is None and found_limit is not None:
+        limit = max(MAX_CLASSES, found_limit)
     where = f"{p} key {name!r}" if name else str(p)
     return to_label_map(array, where, limit)
 
 
-def _no_key(path: Path, key: str | None, kind: str) -> None:
-    if key is not None:
-        raise CubeFormatError(f"{path}: a {kind} file holds one image; key={key!r} does not apply")
+def _no_key(path: Path, key: str | None, reader: Reader) -> None:
+    """Refuse a ``key`` for a format that holds one image."""
+    if key is not None and not reader.keyed:
+        raise CubeFormatError(f"{path}: a {reader.name} file holds one image; key={key!r} does not apply")
 
 
 def read_label_georef(path: str | Path, key: str | None = None, georef: str = "check") -> GeoRef | None:
@@ -175,7 +151,8 @@ def read_label_georef(path: str | Path, key: str | None = None, georef: str = "c
 
     Read without the pixels: a GeoTIFF's CRS and transform, an ENVI header's ``map info``,
     or the ``crs``/``transform`` attributes of the HDF5 label dataset (the one
-    :func:`read_labels` picks for ``key``). MATLAB and ERDAS files carry none (None).
+    :func:`read_labels` picks for ``key``), an ``.npy`` scene's ``meta.json`` (its cube's grid);
+    formats that carry none (MATLAB, ERDAS, a lone ``.npy``) give None.
 
     Parameters
     ----------
@@ -196,25 +173,7 @@ def read_label_georef(path: str | Path, key: str | None = None, georef: str = "c
     if check_policy(georef) == "ignore":
         return None
     p = Path(path)
-    kind = file_kind(p)
-    if kind == "geotiff":
-        from hsi.io.geotiff import geotiff_info
-
-        _no_key(p, key, kind)
-        return geotiff_info(p)["georef"]
-    if kind == "envi":
-        from hsi.io.envi import find_pair, read_header
-        from hsi.io.georef import from_envi
-
-        header, _ = find_pair(p)
-        return from_envi(read_header(header), str(header))
-    if kind == "hdf5":
-        from hsi.io.discovery import choose
-        from hsi.io.georef import from_h5_attrs
-        from hsi.io.hdf5 import open_file, walk
-
-        with open_file(p) as handle:
-            infos, datasets = walk(handle, matlab=False)
-            info = choose(infos, key, 2, str(p), "label map", prefer=_integer_like)
-            return from_h5_attrs(datasets[info.name].attrs, f"{p} dataset {info.name!r}")
-    return None
+    reader = find_reader(p)
+    if reader.carries_georef:
+        _no_key(p, key, reader)
+    return reader.label_georef(p, key)

@@ -142,12 +142,29 @@ class LazyCube:
         """
         import h5py
 
-        plan, array = self._plan, self._source.array
-        as_is = (plan.layout == "HWC" and plan.band_index is None and plan.ignore_value is None
-                 and self._source.invalid is None
-                 and plan.scale is None and plan.band_scale is None and plan.band_offset is None)
-        return (as_is and not self._closed and isinstance(array, h5py.Dataset) and array.dtype == np.float32
-                and out.dtype == np.float32 and out.flags.c_contiguous)
+        array = self._source.array
+        return (self._plan.layout == "HWC" and self._as_stored() and isinstance(array, h5py.Dataset)
+                and array.dtype == np.float32 and out.dtype == np.float32 and out.flags.c_contiguous)
+
+    def _as_stored(self) -> bool:
+        """Whether windows are the stored values, only reordered and cast (nothing selected, masked or scaled)."""
+        plan = self._plan
+        return (not self._closed and plan.band_index is None and plan.ignore_value is None
+                and self._source.invalid is None
+                and plan.scale is None and plan.band_scale is None and plan.band_offset is None)
+
+    def mapped_view(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(memory map, its (H, W, C) view)`` when the file's pixels can be read straight from the map, else None.
+
+        Only for a reader that maps the file's pixels as stored (:attr:`hsi.io.source.RawSource.mapped`,
+        the ``.npy`` reader) and a read that selects, masks and scales nothing: the view's
+        windows cast to float32 are then exactly :meth:`read_window`'s (``hsi infer`` reads
+        them without the copies, :class:`hsi.infer.sources.NpySource`).
+        """
+        array = self._source.array
+        if not (self._source.mapped and self._as_stored()):
+            return None
+        return array, array.transpose(self._plan.axes)
 
     def read_window_into(self, rows: slice, cols: slice, out: np.ndarray, at: tuple[slice, slice]) -> None:
         """Read the window straight into ``out[at]`` (HDF5 ``read_direct``: no array of its own in between).
@@ -204,7 +221,7 @@ def open_cube(
     read ahead: float data that nothing declares has kind "unknown" here (``read_cube`` applies
     the range rule of :func:`hsi.io.units.infer_units` to the values it reads).
     """
-    from hsi.io.dispatch import open_source
+    from hsi.io.readers import open_source
 
     check_units_option(units)  # before any file is opened
     source = open_source(path, key, georef)

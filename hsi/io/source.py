@@ -35,7 +35,8 @@ class RawSource:
     Attributes
     ----------
     path : Path of the file read (the binary for ENVI).
-    format : "mat-v5", "mat-v7.3", "hdf5", "envi", "erdas" or "geotiff".
+    format : "mat-v5", "mat-v7.3", "hdf5", "envi", "erdas", "geotiff", "npy" (the registered readers'
+        name, :mod:`hsi.io.readers`, or a variant of it).
     array : object with ``shape`` (3-D), ``dtype`` and slice indexing (ndarray, h5py
         dataset, memmap, :class:`ReversedAxes`).
     key : variable / dataset name, or None for single-image formats.
@@ -54,6 +55,8 @@ class RawSource:
         (:func:`hsi.io.units.parse_units_text` reads it).
     scaling_origin : where ``band_scale``/``band_offset`` come from ("GDAL band scale/offset"),
         for ``meta["units"]``'s note.
+    mapped : True when ``array`` is a read-only memory map holding the file's pixels as they are read (a
+        ``.npy`` file), so a caller may read its windows straight from the file (``hsi infer`` does).
     invalid : ``invalid(rows, cols) -> (h, w) bool``, the pixels of a window (slices of the
         array's first two axes) that the file masks out (a GeoTIFF mask band), or None. They are
         no-data: every band of them reads as NaN, as an ``ignore_value`` would.
@@ -78,6 +81,7 @@ class RawSource:
     data_units_origin: str | None = None
     scaling_origin: str | None = None
     extra: dict = field(default_factory=dict)
+    mapped: bool = False
     invalid: Callable[[slice, slice], np.ndarray] | None = None
     closer: Callable[[], None] | None = None
 

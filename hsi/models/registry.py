@@ -28,6 +28,7 @@ __all__ = [
     "recommended_pca",
     "recommended_scaling",
     "register_model",
+    "wavelength_models",
 ]
 
 DEFAULT_MODEL = "ssnet"
@@ -61,6 +62,12 @@ def register_model(name: str) -> Callable[[_ModelT], _ModelT]:
 def list_models() -> list[str]:
     """Registered model names, sorted."""
     return sorted(_REGISTRY)
+
+
+def wavelength_models() -> list[str]:
+    """Registered models whose network reads each band's wavelength (``takes_wavelengths``), sorted: PCA
+    components have none, so these refuse PCA."""
+    return [name for name in list_models() if getattr(_REGISTRY[name], "takes_wavelengths", False)]
 
 
 def get_model_class(name: str) -> type[nn.Module]:

@@ -2,7 +2,11 @@
 
 Transformers follow scikit-learn conventions on the last (band) axis: ``fit(cube, mask)``
 learns only from pixels where ``mask`` is True, ``transform`` takes any ``(..., C)``
-array and returns float32. Splits return a :class:`Split` of boolean ``(H, W)`` masks;
+array and returns float32. Every transformer (and :class:`Pipeline`) is a scikit-learn
+estimator: ``sklearn.base.clone``, ``get_params`` / ``set_params`` and
+``sklearn.utils.validation.check_is_fitted`` work, and the steps fit inside a
+``sklearn.pipeline.Pipeline`` (``fit(cube, mask)``: the mask is scikit-learn's ``y``).
+Splits return a :class:`Split` of boolean ``(H, W)`` masks;
 :func:`leakage_report` audits any pair of masks for a given patch size.
 """
 

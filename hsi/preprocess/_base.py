@@ -1,4 +1,4 @@
-"""Shared machinery of the band transformers: input checks, fitted checks, state.
+"""Shared machinery of the band transformers: the scikit-learn estimator base, input checks, fitted checks, state.
 
 Every transformer works on the last axis (bands). ``fit`` sees only training pixels,
 gathered by :func:`training_pixels`; ``transform`` accepts any ``(..., C)`` array.
@@ -11,6 +11,7 @@ import warnings
 from typing import Any, ClassVar
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
 
 from hsi.errors import (  # noqa: F401 - NonFiniteWarning, StateFormatError are re-exported here
     BandMismatchError,
@@ -21,7 +22,7 @@ from hsi.errors import (  # noqa: F401 - NonFiniteWarning, StateFormatError are 
     StateFormatError,
 )
 from hsi.preprocess._registry import transformer_from_state
-from hsi.preprocess._state import encode_value
+from hsi.preprocess._state import ArraySink, encode_value
 
 __all__ = [
     "BandTransformer",
@@ -143,11 +144,19 @@ def training_pixels(cube: Any, mask: Any | None, what: str, *, dropna: bool = Tr
     return pixels
 
 
-class BandTransformer:
-    """Base class: parameters, fitted checks, band-count checks, state (de)serialization.
+class BandTransformer(TransformerMixin, BaseEstimator, auto_wrap_output_keys=None):
+    """Base class: a scikit-learn transformer, plus fitted checks, band-count checks and JSON state.
 
-    Subclasses list their learned attributes in ``_fitted_attrs``; each is a numpy
-    array, a Python number or None, and is set only by ``fit`` / ``partial_fit``.
+    From :class:`sklearn.base.BaseEstimator` come ``get_params`` / ``set_params``, the
+    repr and :func:`sklearn.base.clone` (an unfitted copy with the same parameters), so
+    the transformers work in scikit-learn tools (``sklearn.pipeline.Pipeline``, grid
+    searches): ``__init__`` only stores its arguments, unchanged and under their own names,
+    and every check of them happens in ``fit`` / ``transform``. ``y`` of scikit-learn is
+    the training ``mask``: ``fit(cube, mask)`` learns from the pixels where it is True.
+
+    Subclasses list their learned attributes in ``_fitted_attrs``; each ends in ``_``, is
+    a numpy array, a Python number or None, and is set only by ``fit`` / ``partial_fit``,
+    so :func:`sklearn.utils.validation.check_is_fitted` and :attr:`is_fitted` agree.
     """
 
     _fitted_attrs: ClassVar[tuple[str, ...]] = ("n_bands_in_", "n_bands_out_")
@@ -155,24 +164,34 @@ class BandTransformer:
     #: ``x``'s shape, ``x`` itself included (per-band steps, which keep the band count)
     in_place: ClassVar[bool] = False
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # No scikit-learn ``set_output`` wrapping of transform / fit_transform, here or in any
+        # subclass (``auto_wrap_output_keys=None``): its containers (pandas, polars) are 2-D
+        # tables while a transformer takes (..., C) cubes and may write into the ``out`` array
+        # it is given. ``transform`` always returns that numpy array, whatever
+        # ``sklearn.set_config(transform_output=...)`` says, and ``set_output`` is not offered.
+        kwargs.setdefault("auto_wrap_output_keys", None)
+        super().__init_subclass__(**kwargs)
+
     # -- parameters ---------------------------------------------------------------
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [p for p in sig.parameters if p != "self"]
+    def _init_params(self) -> dict[str, Any]:
+        """The constructor arguments in signature order, the order of ``"params"`` in the JSON state.
 
-    def get_params(self) -> dict[str, Any]:
-        """The constructor arguments, as given."""
-        return {name: getattr(self, name) for name in self._param_names()}
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
+        ``get_params`` (scikit-learn's) sorts them by name; the state keeps the order it has
+        always been written in, so saved pipelines and checkpoints stay byte for byte the same.
+        """
+        params = self.get_params(deep=False)
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {name: params[name] for name in names}
 
     # -- fitted state -------------------------------------------------------------
     @property
     def is_fitted(self) -> bool:
         return hasattr(self, "n_bands_in_")
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """What :func:`sklearn.utils.validation.check_is_fitted` asks: the same answer as :attr:`is_fitted`."""
+        return self.is_fitted
 
     def _check_fitted(self) -> None:
         if not self.is_fitted:
@@ -194,7 +213,11 @@ class BandTransformer:
         return x
 
     def fit_transform(self, cube: Any, mask: Any | None = None, **fit_kwargs: Any) -> np.ndarray:
-        """``fit(cube, mask)`` then ``transform(cube)`` (the whole cube, not only the mask)."""
+        """``fit(cube, mask)`` then ``transform(cube)`` (the whole cube, not only the mask).
+
+        scikit-learn's ``Pipeline`` calls it as ``fit_transform(X, y, **params)``: ``y`` is
+        the mask, and ``step__wavelengths=`` reaches ``fit``.
+        """
         return self.fit(cube, mask, **fit_kwargs).transform(cube)
 
     def fitted_state(self) -> dict[str, Any]:
@@ -217,13 +240,17 @@ class BandTransformer:
                 delattr(self, name)
 
     # -- state as plain JSON types ------------------------------------------------
-    def to_state(self) -> dict[str, Any]:
-        """JSON-serializable description: class name, parameters, learned attributes."""
+    def _encode(self, sink: ArraySink | None = None) -> dict[str, Any]:
+        """``{"class", "params", "fitted"}`` of this transformer; ``sink`` may store the learned arrays elsewhere."""
         return {
             "class": type(self).__name__,
-            "params": encode_value(self.get_params()),
-            "fitted": None if not self.is_fitted else encode_value(self.fitted_state()),
+            "params": encode_value(self._init_params()),
+            "fitted": None if not self.is_fitted else encode_value(self.fitted_state(), sink),
         }
+
+    def to_state(self) -> dict[str, Any]:
+        """JSON-serializable description: class name, parameters, learned attributes."""
+        return self._encode()
 
     @classmethod
     def from_state(cls, state: dict[str, Any]) -> BandTransformer:

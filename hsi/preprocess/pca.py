@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
+from hsi._checks import check_components
 from hsi.errors import OptionError, SplitError
 from hsi.preprocess._base import BandTransformer, training_pixels
 from hsi.preprocess._registry import register_transformer
 
-__all__ = ["COMPONENTS_ALLOWED", "PCA", "check_components"]
-
-
-#: what a number of PCA components may be, in words (one definition for PCA and the DataModule's ``pca``)
-COMPONENTS_ALLOWED = "a number of components >= 1 (an integer) or a variance fraction in (0, 1)"
-
-
-def check_components(name: str, value: Any) -> int | float:
-    """``value`` as a component count (int >= 1) or a variance fraction (float in (0, 1)); else :class:`OptionError`."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        if value >= 1:
-            return int(value)
-    elif isinstance(value, numbers.Real) and not isinstance(value, bool) and 0.0 < float(value) < 1.0:
-        return float(value)
-    raise OptionError(name, value, COMPONENTS_ALLOWED)
+__all__ = ["PCA"]
 
 
 @register_transformer

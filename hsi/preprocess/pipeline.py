@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from hsi._atomic import write_bytes_atomic
+from hsi._atomic import write_bytes_atomic, write_json_atomic
 from hsi.errors import MissingFileError, OptionError, OverwriteError
 from hsi.preprocess._base import BandTransformer, StateFormatError, training_pixels
 from hsi.preprocess._registry import transformer_from_state
@@ -68,6 +68,15 @@ class Pipeline(BandTransformer):
     warning), then fits each step on them and passes them through it; wavelengths follow
     band removal (the kept bands) and the derivative (the midpoints), and are dropped after
     another step that changes the band count (PCA).
+
+    Like its steps it is a scikit-learn estimator (``clone`` gives an unfitted copy of
+    every step). The same steps in a ``sklearn.pipeline.Pipeline``, fitted with
+    ``fit(cube, mask)``, give the same output, with three differences: this class leaves
+    training pixels with a non-finite band out of every step (scikit-learn's out of the
+    steps before a :class:`NonFiniteFill` only); it carries the wavelengths from step to
+    step (scikit-learn passes ``<step>__wavelengths=`` to that one step); and it passes
+    the training pixels through the steps in float64, so on a float32 cube a step fitted
+    after a scaling may learn values a few float32 ulps apart.
 
     Parameters
     ----------
@@ -162,21 +171,13 @@ class Pipeline(BandTransformer):
     def __getitem__(self, i: int) -> BandTransformer:
         return self.steps[i]
 
-    def __repr__(self) -> str:
-        return f"Pipeline({list(self.steps)!r})"
-
     # -- state ------------------------------------------------------------------
     def _state(self, sink: Any = None) -> dict[str, Any]:
         steps = self._check_steps()
         out = []
         for i, step in enumerate(steps):
             step_sink = None if sink is None else (lambda a, i=i: sink(i, a))
-            out.append({
-                "class": type(step).__name__,
-                "params": encode_value(step.get_params()),
-                "fitted": (encode_value(step.fitted_state(), step_sink)
-                           if step.is_fitted else None),
-            })
+            out.append(step._encode(step_sink))
         return {
             "format": _FORMAT,
             "format_version": FORMAT_VERSION,
@@ -232,7 +233,7 @@ class Pipeline(BandTransformer):
         state["state_sha256"] = _state_digest(state)
         json_path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(npz_path, blob)
-        write_bytes_atomic(json_path, json.dumps(state, indent=1).encode())
+        write_json_atomic(json_path, state, indent=1, newline=False)
         return json_path
 
     @classmethod

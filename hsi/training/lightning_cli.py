@@ -18,6 +18,7 @@ given argument wins over the checkpoint's, and defaults never override it.
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from pathlib import Path
@@ -36,7 +37,16 @@ __all__ = ["HSICLI", "main"]
 
 
 class HSICLI(LightningCLI):
-    """``LightningCLI(HSIClassifier, HSIDataModule)`` whose ``--ckpt_path`` also restores the DataModule's arguments."""
+    """``LightningCLI(HSIClassifier, HSIDataModule)`` whose ``--ckpt_path`` also restores the DataModule's arguments.
+
+    Built on LightningCLI's public hooks only: :meth:`parse_arguments` reads the checkpoint
+    (so a file that is not an hsi checkpoint is refused with hsi's message, before Lightning
+    opens it) and works out the ``model`` and ``data`` arguments by the rule of
+    ``hsi train --resume``; :meth:`before_instantiate_classes` puts them in the config,
+    over whatever Lightning itself restored from ``--ckpt_path`` meanwhile (its rule lets the
+    checkpoint's model arguments win over every given one and leaves the data's alone).
+    ``ckpt_path`` stays in the config, so the trainer loads the weights as usual.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("model_class", HSIClassifier)
@@ -44,31 +54,45 @@ class HSICLI(LightningCLI):
         super().__init__(*args, **kwargs)
 
     def parse_arguments(self, parser: Any, args: Any) -> None:
-        """Parse, remembering which ``model``/``data`` arguments the user gave (on the command line or in a file)."""
+        """Parse, then work out the ``model``/``data`` arguments a ``--ckpt_path`` restores (:attr:`hsi_restored`)."""
         super().parse_arguments(parser, args)
-        self._given = given_arguments(sys.argv[1:] if args is None else args)
-
-    def _parse_ckpt_path(self) -> None:
-        """Restore the ``model`` and ``data`` arguments from ``--ckpt_path`` by the rule of ``hsi train --resume``.
-
-        Lightning's own version lets the checkpoint's model arguments win over every given
-        one and leaves the data's alone; here both follow :func:`hsi._roles.restore`: a given
-        value that contradicts the checkpoint in a fixed argument (model, PCA, patch size,
-        scene, ...) is an error naming both values, and a default never overrides the checkpoint.
-        """
+        given = given_arguments(sys.argv[1:] if args is None else args)
         subcommand = self.config.get("subcommand")
         ckpt_path = self.config[subcommand].get("ckpt_path") if subcommand else None
-        if not ckpt_path or not Path(str(ckpt_path)).is_file():
-            return
-        ckpt = read_checkpoint(ckpt_path, "ckpt_path")
-        config = self.config[subcommand]
-        for group, cls, key in (("model", HSIClassifier, "hyper_parameters"),
-                                ("data", HSIDataModule, "datamodule_hyper_parameters")):
-            current = config[group]
-            saved = {k: v for k, v in (ckpt.get(key) or {}).items() if k in current}
-            given = {k: current[k] for k in getattr(self, "_given", {}).get(group, ()) if k in current}
-            for name, value in restore(saved, given, fixed_on_resume(cls), f"ckpt_path: {ckpt_path}").items():
-                current[name] = value
+        self.hsi_restored: dict[str, dict[str, Any]] = {}
+        if ckpt_path and Path(str(ckpt_path)).is_file():
+            self.hsi_restored = restored_arguments(self.config[subcommand], given, str(ckpt_path))
+
+    def before_instantiate_classes(self) -> None:
+        """Set the ``model`` and ``data`` arguments restored from ``--ckpt_path`` (see :func:`restored_arguments`)."""
+        subcommand = self.config.get("subcommand")
+        for group, arguments in getattr(self, "hsi_restored", {}).items():
+            for name, value in arguments.items():
+                self.config[subcommand][group][name] = value
+
+
+def restored_arguments(config: Any, given: dict[str, set[str]], ckpt_path: str) -> dict[str, dict[str, Any]]:
+    """``{"model": {...}, "data": {...}}``: every argument of the two groups, restored from ``ckpt_path``.
+
+    Both follow :func:`hsi._roles.restore`: a given value that contradicts the checkpoint in a
+    fixed argument (model, PCA, patch size, scene, ...) is an error naming both values, any
+    other given value wins, and a default never overrides the checkpoint.
+
+    Raises
+    ------
+    CheckpointError
+        ``ckpt_path`` is not an hsi checkpoint, or a given fixed argument contradicts it.
+    """
+    ckpt = read_checkpoint(ckpt_path, "ckpt_path")
+    out = {}
+    for group, cls, key in (("model", HSIClassifier, "hyper_parameters"),
+                            ("data", HSIDataModule, "datamodule_hyper_parameters")):
+        parsed = {name: copy.deepcopy(value) for name, value in dict(config[group]).items()}
+        saved = {k: v for k, v in (ckpt.get(key) or {}).items() if k in parsed}
+        chosen = {k: parsed[k] for k in given[group] if k in parsed}
+        restored = restore(saved, chosen, fixed_on_resume(cls), f"ckpt_path: {ckpt_path}")
+        out[group] = {name: restored.get(name, value) for name, value in parsed.items()}
+    return out
 
 
 def given_arguments(args: list[str]) -> dict[str, set[str]]:

@@ -1,7 +1,7 @@
 """The output folder of a run: unique by default, never silently reused, written as a transaction.
 
-Rules (the transaction itself is :mod:`hsi.transaction`'s, shared with ``hsi infer`` and
-``hsi convert``):
+Rules (the transaction itself is :func:`hsi.transaction.staged`, shared with ``hsi infer``,
+``hsi convert`` and ``hsi evaluate``; :func:`run_folder` opens it):
 
 - no ``--out``: a new folder ``runs/<scene>-<model>-seed<seed>-<YYYYmmdd-HHMMSS>`` (a
   ``-2``, ``-3`` ... suffix if that exists), created empty at once so two runs never share one;
@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
 
 from hsi import transaction
 from hsi.errors import OptionError
 
-__all__ = ["RUN_MANIFEST", "RUN_OUTPUTS", "RunFolder", "final_path", "open_run_folder", "run_in"]
+__all__ = ["RUN_MANIFEST", "RUN_OUTPUTS", "final_path", "keep_resumable", "run_folder"]
 
 #: the manifest of a run folder, written last
 RUN_MANIFEST = "run.json"
@@ -43,57 +41,20 @@ RESUMABLE = ("last.ckpt", "best.ckpt", "logs")
 COMMAND = "hsi train"
 
 
-@dataclass
-class RunFolder:
-    """A run's staging folder (where it writes), whether this run created the target, and the transaction.
+def keep_resumable(folder: transaction.Transaction, err: KeyboardInterrupt) -> KeyboardInterrupt:
+    """Ctrl-C: commit the resumable state (``last.ckpt``, logs) of the run; the message says where it is.
 
-    Attributes
-    ----------
-    path : Path
-        Where the run writes: the staging folder beside the output folder.
-    created : bool
-        This run created the (empty) output folder.
-    staging : hsi.transaction.Staging or None
-        None on DDP ranks other than 0, which write into ``path`` and never commit.
+    The ``on_interrupt`` of the run's :func:`hsi.transaction.staged`: without a checkpoint yet
+    the run leaves nothing (its folder is left as it was).
     """
-
-    path: Path
-    created: bool
-    staging: transaction.Staging | None = None
-
-    @property
-    def target(self) -> Path:
-        """The output folder the run commits to."""
-        return self.staging.target if self.staging is not None else final_path(self.path)
-
-    def discard(self) -> None:
-        """Remove the staging folder, and the output folder if this run created it and it is still empty."""
-        if self.staging is None:
-            return
-        self.staging.abort()
-        if self.created:
-            try:
-                self.target.rmdir()
-            except OSError:
-                pass
-
-    def commit(self, extra: dict[str, Any] | None = None) -> dict[str, Path]:
-        """Move the finished run into its folder, ``run.json`` last."""
-        assert self.staging is not None
-        return self.staging.commit(extra)
-
-    def interrupted(self, err: KeyboardInterrupt) -> KeyboardInterrupt:
-        """Commit the resumable state (``last.ckpt``, logs) of an interrupted run; the message says where it is."""
-        if self.staging is None:
-            return err
-        if not (self.path / "last.ckpt").is_file():
-            self.discard()
-            return KeyboardInterrupt(f"training stopped before any checkpoint was saved; {self.target} is unchanged")
-        done = finished_epochs(self.path / "last.ckpt")
-        last = self.staging.commit({"note": "interrupted: no report; continue with --resume"}, status="interrupted",
-                                   only=RESUMABLE)["last.ckpt"]
-        return KeyboardInterrupt(f"training stopped after epoch {done} (an unfinished epoch is trained again); its "
-                                 f"state is in {last} (continue with --resume {last})")
+    if not (folder.path / "last.ckpt").is_file():
+        folder.abort()
+        return KeyboardInterrupt(f"training stopped before any checkpoint was saved; {folder.target} is unchanged")
+    done = finished_epochs(folder.path / "last.ckpt")
+    last = folder.commit({"note": "interrupted: no report; continue with --resume"}, status="interrupted",
+                         only=RESUMABLE)["last.ckpt"]
+    return KeyboardInterrupt(f"training stopped after epoch {done} (an unfinished epoch is trained again); its "
+                             f"state is in {last} (continue with --resume {last})")
 
 
 def finished_epochs(checkpoint: Path) -> int:
@@ -112,27 +73,6 @@ def final_path(path: str | Path) -> Path:
         if m:
             return parent.parent / m.group("name") / path.relative_to(parent)
     return path
-
-
-def run_in(folder: RunFolder, work: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
-    """``work(staging folder)``, then the commit; returns its result with ``out`` the output folder.
-
-    A failure removes what the run wrote (a full disk becomes one
-    :class:`~hsi.errors.DiskFullError`); Ctrl-C keeps the resumable state
-    (:meth:`RunFolder.interrupted`).
-    """
-    try:
-        with transaction.disk_full_as_error(folder.target, None, f"the {COMMAND} outputs"):
-            result = work(folder.path)
-            if folder.staging is None:  # a DDP rank other than 0: rank 0 commits
-                return result
-            folder.commit({"model": result.get("model"), "scene": result.get("scene")})
-    except KeyboardInterrupt as err:
-        raise folder.interrupted(err) from None
-    except BaseException:
-        folder.discard()
-        raise
-    return {**result, "out": str(folder.target)}
 
 
 def default_name(scene: str, model: str, seed: int) -> str:
@@ -172,14 +112,22 @@ def _new_default_folder(runs_dir: str | Path, scene: str, model: str, seed: int)
             path = base.with_name(f"{base.name}-{n}")
 
 
-def open_run_folder(out: str | None, overwrite: bool, *, scene: str, model: str, seed: int,
-                    runs_dir: str | Path = "runs") -> RunFolder:
-    """Check the run's folder (a new one without ``out``) and open the staging folder beside it."""
+def run_folder(out: str | None, overwrite: bool, *, scene: str, model: str, seed: int,
+               runs_dir: str | Path = "runs", inherited: str | Path | None = None,
+               ) -> AbstractContextManager[transaction.Transaction]:
+    """The run's output folder as a transaction (:func:`hsi.transaction.staged`): checked, a new one without ``out``.
+
+    Write into ``.path``, then ``.commit(...)``. A failure removes what the run wrote (and
+    the new folder); Ctrl-C keeps the resumable state (:func:`keep_resumable`). ``inherited``:
+    rank 0's staging folder, which a DDP rank started by Lightning writes into and never commits.
+    """
+    if inherited is not None:
+        return transaction.staged(final_path(inherited), manifest=RUN_MANIFEST, outputs=RUN_OUTPUTS,
+                                  overwrite=overwrite, command=COMMAND, inherited=inherited)
     if out is None:
         target, created = _new_default_folder(runs_dir, scene, model, seed), True
     else:
         check_out(out, overwrite)
         target, created = Path(out), False
-    staging = transaction.begin(target, manifest=RUN_MANIFEST, outputs=RUN_OUTPUTS, overwrite=overwrite,
-                                command=COMMAND)
-    return RunFolder(staging.path, created, staging)
+    return transaction.staged(target, manifest=RUN_MANIFEST, outputs=RUN_OUTPUTS, overwrite=overwrite,
+                              command=COMMAND, created=created, on_interrupt=keep_resumable)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +18,6 @@ from matplotlib.ticker import MaxNLocator
 
 from hsi._atomic import write_bytes_atomic
 from hsi.training.progress import epoch_number
-
-
-def write_json_atomic(path: str | Path, payload: dict[str, Any]) -> None:
-    """Write ``payload`` as indented JSON via a temporary file and a rename."""
-    write_bytes_atomic(path, (json.dumps(payload, indent=2) + "\n").encode())
 
 
 def save_figure_atomic(fig: Figure, path: str | Path, dpi: int = 120) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 import hsi
-from hsi._atomic import atomic_path
+from hsi._atomic import atomic_path, write_json_atomic
 from hsi.data import HSIDataModule
 from hsi.data.checkpoint import read_checkpoint
 from hsi.training.metrics import scores_from_confusion
@@ -34,7 +34,6 @@ from hsi.training.report import (
     plot_curves,
     prediction_arrays,
     read_epoch_history,
-    write_json_atomic,
     write_npz_atomic,
 )
 from hsi.training.task import HSIClassifier
@@ -182,7 +181,7 @@ def write_figures(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule,
 def finish(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, evaluation: Evaluation) -> dict[str, Any]:
     """Write predictions, ``metrics.json`` and the figures; add the printed summary."""
     write_predictions(out, evaluation, metrics["class_names"])
-    write_json_atomic(out / "metrics.json", metrics)
+    write_json_atomic(out / "metrics.json", metrics, indent=2)
     write_figures(out, metrics, datamodule, evaluation.best_epoch)
     return {**metrics, "summary": format_summary(metrics), "out": str(out)}
 

@@ -10,7 +10,7 @@ open the output folder, fit and evaluate the chosen model on the test
 pixels (the backend's step: :mod:`hsi.training.deep_run`,
 :mod:`hsi.training.classical_run`), and write the reports (:mod:`hsi.training.results`),
 all in a staging folder that is committed to the output folder, ``run.json`` last, once
-the run has finished (:func:`hsi.training.outputs.run_in`). A run that fails leaves
+the run has finished (:func:`hsi.training.outputs.run_folder`). A run that fails leaves
 nothing; an interrupted one keeps ``last.ckpt`` for ``--resume``.
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,10 @@ from hsi.training.backend import RunBackend, Settings
 from hsi.training.classical_run import ClassicalBackend
 from hsi.training.config import TrainConfig
 from hsi.training.deep_run import DeepBackend
-from hsi.training.outputs import RunFolder, open_run_folder, run_in
+from hsi.training.outputs import run_folder
 from hsi.training.resume import load_resume_state, reconcile
 from hsi.training.results import write_reports
+from hsi.transaction import Transaction
 
 __all__ = ["run_training", "run_backend", "backend_for", "quiet_lightning", "Settings", "settle"]
 
@@ -69,15 +71,13 @@ def settle(cfg: TrainConfig, backend: RunBackend | None = None) -> Settings:
     return Settings(data, model, run, state)
 
 
-def open_folder(settings: Settings, scene: str, model: str) -> RunFolder:
-    """The run's output folder (checked, its staging folder open); DDP ranks started by Lightning share rank 0's."""
-    inherited = os.environ.get(OUT_ENV)
-    if inherited and os.environ.get("LOCAL_RANK", "0") != "0":  # a DDP rank started by Lightning
-        return RunFolder(Path(inherited), False)
+def open_folder(settings: Settings, scene: str, model: str) -> AbstractContextManager[Transaction]:
+    """The run's output folder as a transaction (:func:`hsi.training.outputs.run_folder`); DDP ranks started by
+    Lightning write into rank 0's staging folder."""
+    started_by_lightning = os.environ.get("LOCAL_RANK", "0") != "0"
+    inherited = (os.environ.get(OUT_ENV) or None) if started_by_lightning else None
     run = settings.run
-    folder = open_run_folder(run.out, run.overwrite, scene=scene, model=model, seed=run.seed)
-    os.environ[OUT_ENV] = str(folder.path)
-    return folder
+    return run_folder(run.out, run.overwrite, scene=scene, model=model, seed=run.seed, inherited=inherited)
 
 
 def build_datamodule(settings: Settings) -> HSIDataModule:
@@ -105,8 +105,13 @@ def run_backend(backend: RunBackend, settings: Settings, started: float | None =
     started = time.perf_counter() if started is None else started
     datamodule = build_datamodule(settings)
     backend.build(settings, datamodule)
-    folder = open_folder(settings, datamodule.source.name, str(settings.model["model"]))
-    return run_in(folder, lambda out: _fit_and_report(out, backend, settings, datamodule, started))
+    with open_folder(settings, datamodule.source.name, str(settings.model["model"])) as folder:
+        if not folder.owner:  # a DDP rank other than 0: rank 0 commits
+            return _fit_and_report(folder.path, backend, settings, datamodule, started)
+        os.environ[OUT_ENV] = str(folder.path)  # for the DDP ranks Lightning starts
+        result = _fit_and_report(folder.path, backend, settings, datamodule, started)
+        folder.commit({"model": result.get("model"), "scene": result.get("scene")})
+    return {**result, "out": str(folder.target)}
 
 
 @rank_zero_only

@@ -145,13 +145,14 @@ class HSIClassifier(L.LightningModule):
 
     def setup(self, stage: str) -> None:
         """Take the data shape from the DataModule and the schedule length from the trainer, then build the net."""
-        datamodule = getattr(self.trainer, "datamodule", None) if self._trainer is not None else None
+        trainer = self._attached_trainer()
+        datamodule = getattr(trainer, "datamodule", None)
         filled = {key: getattr(datamodule, key) for key in DATA_SHAPE_KEYS
                   if self.hparams[key] is None and datamodule is not None and hasattr(datamodule, key)}
         if "class_names" in filled:
             filled["class_names"] = list(filled["class_names"])
-        if self.hparams.max_epochs is None and self._trainer is not None and self.trainer.max_epochs not in (None, -1):
-            filled["max_epochs"] = int(self.trainer.max_epochs)
+        if self.hparams.max_epochs is None and trainer is not None and trainer.max_epochs not in (None, -1):
+            filled["max_epochs"] = int(trainer.max_epochs)
         hp = self.hparams
         centres = band_centres(hp.model, hp.model_options, datamodule) if self.net is None else None
         if centres is not None:
@@ -274,7 +275,7 @@ class HSIClassifier(L.LightningModule):
         if self.net is not None:
             from hsi.training.weights import check_weights_fit
 
-            path = getattr(self._trainer, "ckpt_path", None) if self._trainer is not None else None
+            path = getattr(self._attached_trainer(), "ckpt_path", None)
             where = f"checkpoint {path}" if path else "checkpoint"
             check_weights_fit(self.state_dict(), checkpoint, dict(self.hparams), where)
         self._trained_lr = checkpoint.get("hyper_parameters", {}).get("lr")
@@ -302,7 +303,7 @@ class HSIClassifier(L.LightningModule):
 
     def on_train_start(self) -> None:
         """On a resumed run, apply a changed learning rate and schedule length to the restored optimizer."""
-        if self._trained_lr is None or self._trainer is None:
+        if self._trained_lr is None or self._attached_trainer() is None:
             return
         for config in self.trainer.lr_scheduler_configs:
             scheduler = config.scheduler
@@ -314,6 +315,13 @@ class HSIClassifier(L.LightningModule):
                 group["initial_lr"] = float(self.hparams.lr)
                 group["lr"] = self._lr_at(self.current_epoch) if float(self.hparams.lr) != self._trained_lr else group["lr"]
         self._trained_lr = None
+
+    def _attached_trainer(self) -> L.Trainer | None:
+        """The Trainer running this module, or None when it is used on its own (``self.trainer`` raises then)."""
+        try:
+            return self.trainer
+        except RuntimeError:  # Lightning's "not attached to a `Trainer`"
+            return None
 
     def _lr_at(self, epoch: int) -> float:
         """The scheduled learning rate at ``epoch`` for the current lr and horizon (closed form)."""

@@ -10,7 +10,9 @@ import scipy.io
 from hsi.cli import main
 from hsi.errors import IntegrityError
 from hsi.io import read_cube, read_labels
-from hsi.io.convert import convert, open_npy_scene, sample_windows, verify_conversion
+from hsi.io.convert import convert
+from hsi.io.readers.npy_scene import open_npy_scene
+from hsi.io.verify import sample_windows, verify_conversion
 
 
 @pytest.fixture

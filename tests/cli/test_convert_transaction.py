@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import scipy.io
 
-from hsi.io.convert import convert, open_npy_scene
+from hsi.io.convert import convert
+from hsi.io.readers.npy_scene import open_npy_scene
 from hsi.transaction import read_manifest, verify_manifest
 
 #: the child: SIGKILLs itself at one moment (after the first block of rows, or in the commit), then converts
@@ -19,7 +20,7 @@ KILLER = textwrap.dedent("""
     moment, argv = sys.argv[1], sys.argv[2:]
     from hsi import transaction
     from hsi.io import convert as conv
-    from hsi.io import write as h5write
+    from hsi.io.writers import hdf5 as h5write
 
     if moment == "rows":
         def copy(lazy, target, progress):
@@ -80,14 +81,9 @@ def test_killed_h5_conversion_leaves_the_old_file(source, tmp_path):
 
 
 @pytest.fixture
-def tiny_disk(tmp_path):
+def tiny_disk(small_disk):
     """A 2 MiB tmpfs (skipped where mounting is not permitted)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    yield mount
-    subprocess.run(["umount", str(mount)], check=False)
+    return small_disk("2m")
 
 
 @pytest.mark.parametrize("to", ["h5", "npy"])

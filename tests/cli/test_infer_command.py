@@ -10,7 +10,7 @@ import numpy as np
 import scipy.io
 
 from hsi.io import read_labels
-from hsi.io.envi_write import read_class_info
+from hsi.io.writers.envi import read_class_info
 
 REPO_SCRIPTS = __import__("pathlib").Path(__file__).resolve().parents[2] / "scripts"
 

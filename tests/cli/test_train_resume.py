@@ -14,6 +14,7 @@ import textwrap
 import pytest
 
 from hsi.training.report import plot_curves, read_epoch_history
+from tests.helpers import child_env
 
 EPOCHS = 3
 
@@ -59,11 +60,9 @@ def uninterrupted(tmp_path_factory, tiny, hsi_subprocess):
 @pytest.mark.parametrize("moment", sorted(FINISHED))
 def test_resume_after_ctrl_c_at_any_moment_finishes_as_if_never_stopped(moment, uninterrupted, tiny, tmp_path,
                                                                           hsi_main):
-    from tests.cli.conftest import env
-
     out = tmp_path / "stopped"
     args = ["train", *tiny, "--epochs", str(EPOCHS), "--patience", "100", "--out", str(out)]
-    proc = subprocess.run([sys.executable, "-c", INTERRUPTER, moment, *args], cwd=tmp_path, env=env(),
+    proc = subprocess.run([sys.executable, "-c", INTERRUPTER, moment, *args], cwd=tmp_path, env=child_env(),
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 130, proc.stderr[-3000:]
     done = FINISHED[moment]

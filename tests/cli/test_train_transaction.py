@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from hsi.transaction import read_manifest, verify_manifest
+from tests.helpers import child_env
 
 #: the child: signals itself at one moment (SIGINT at the start of epoch 1, or SIGKILL in the commit)
 SIGNALLER = textwrap.dedent("""
@@ -36,10 +37,8 @@ SIGNALLER = textwrap.dedent("""
 
 
 def run_child(moment: str, args: list[str], cwd) -> subprocess.CompletedProcess:
-    from tests.cli.conftest import env
-
-    return subprocess.run([sys.executable, "-c", SIGNALLER, moment, *args], cwd=cwd, env=env(), capture_output=True,
-                          text=True, timeout=600)
+    return subprocess.run([sys.executable, "-c", SIGNALLER, moment, *args], cwd=cwd, env=child_env(),
+                          capture_output=True, text=True, timeout=600)
 
 
 def staging_left(parent) -> list[str]:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import sys
-import warnings
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-
-from data import make_files  # noqa: E402
+from tests.collection.data import make_files
+from tests.helpers import quiet_datamodule, run_hsi_in
 
 #: DataModule arguments of a fast collection (patch 5, blocks of 8 on scenes of 24-36 pixels)
 FAST = {"patch_size": 5, "block_size": 8, "batch_size": 32}
@@ -29,12 +25,8 @@ def files(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture
 def make_dm():
     """``make_dm(scenes, **overrides)`` -> an HSIDataModule over a collection, in memory."""
-    from hsi.data import HSIDataModule
-
     def factory(scenes, **kw):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return HSIDataModule(scenes=scenes, **{**FAST, **kw})
+        return quiet_datamodule(scenes=scenes, **{**FAST, **kw})
 
     return factory
 
@@ -42,14 +34,6 @@ def make_dm():
 @pytest.fixture(scope="session")
 def trained(files, tmp_path_factory) -> Path:
     """A one-epoch run of ``hsi train --scenes`` on the held-out-scene collection (south never trained on)."""
-    from hsi.cli import main
-
     out = tmp_path_factory.mktemp("trained") / "run"
-    here = os.getcwd()
-    os.chdir(files["scene"].parent)
-    try:
-        status = main(["train", "--scenes", str(files["scene"]), *TRAIN, "--out", str(out)])
-    finally:
-        os.chdir(here)
-    assert status == 0
+    assert run_hsi_in(["train", "--scenes", str(files["scene"]), *TRAIN, "--out", str(out)], files["scene"].parent) == 0
     return out

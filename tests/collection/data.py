@@ -30,7 +30,7 @@ def make_files(folder: Path) -> dict[str, Path]:
     """Write the cube and label files and ``collection.yaml`` into ``folder``; returns their paths."""
     from scipy.io import savemat
 
-    from hsi.io.write import write_h5
+    from hsi.io.writers.hdf5 import write_h5
 
     folder.mkdir(parents=True, exist_ok=True)
     north = _scene(32, 32, 16, 3, 1)

@@ -25,7 +25,7 @@ FAST = {"patch_size": 3, "block_size": 8, "batch_size": 32}
 
 
 def _write(path, cube, labels, wavelengths, **attrs):
-    from hsi.io.write import write_h5
+    from hsi.io.writers.hdf5 import write_h5
 
     write_h5(path, cube, labels=labels, wavelengths=wavelengths, class_names=["a", "b", "c"])
     with h5py.File(path, "r+") as handle:
@@ -136,7 +136,7 @@ def test_mixing_scenes_with_and_without_wavelengths_needs_a_declaration(scenes, 
     with h5py.File(scenes["base"], "r") as handle:
         cube, labels = handle["cube"][...], handle["labels"][...]
     bare = tmp_path / "bare.h5"
-    from hsi.io.write import write_h5
+    from hsi.io.writers.hdf5 import write_h5
 
     write_h5(bare, cube, labels=labels)
     entries = _entries(scenes, "base") + [{"name": "bare", "cube": str(bare), "labels": str(bare),

@@ -83,7 +83,7 @@ def test_infer_resamples_a_new_cube_onto_the_checkpoints_grid(trained, files, tm
     from hsi.errors import WavelengthError
     from hsi.infer import infer_scene
     from hsi.infer.many import infer_scenes
-    from hsi.io.write import write_h5
+    from hsi.io.writers.hdf5 import write_h5
 
     result = infer_scene(trained / "best.ckpt", str(files["south"]), **FAST)  # 20 bands at 420-2400 nm -> 14
     many = infer_scenes(trained / "best.ckpt", [str(files["south"])], tmp_path / "cubes", **FAST)

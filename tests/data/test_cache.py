@@ -283,6 +283,37 @@ def test_leftovers_of_dead_builders_and_unheld_locks_are_removed_on_open(tmp_pat
     assert not stale.exists()
 
 
+def _hold_the_lock_forever(lock_path, ready):
+    from filelock import FileLock
+
+    FileLock(lock_path).acquire()
+    ready.set()
+    time.sleep(600)
+
+
+def test_a_killed_lock_holder_does_not_block_the_next_build(tmp_path):
+    import threading
+
+    cache, builder = _array_cache(tmp_path, np.arange(10, dtype=np.float32), key="killed")
+    ctx = mp.get_context("fork")
+    ready = ctx.Event()
+    holder = ctx.Process(target=_hold_the_lock_forever, args=(str(cache.lock_path), ready))
+    holder.start()
+    assert ready.wait(30)
+    holder.kill()  # SIGKILL: no clean-up code runs in the holder
+    holder.join(30)
+    assert cache.lock_path.exists()  # its lock file is left behind
+    out = []
+    opener = threading.Thread(target=lambda: out.append(cache.open_or_build(builder)), daemon=True)
+    opener.start()
+    opener.join(30)
+    assert not opener.is_alive(), "the lock of a killed process still blocks the build"
+    assert out[0].built
+    again = PatchCache(tmp_path, {"k": "other"}, prefix="t")
+    again.open_or_build(lambda: ({"cube": np.ones(2)}, {}))
+    assert sorted(p.name for p in tmp_path.glob("*.lock")) == [again.lock_path.name]  # unheld ones were removed
+
+
 def test_cache_dir_that_is_a_file_or_not_writable_raises_a_cache_error(tmp_path, make_dm):
     import os
 

@@ -6,6 +6,8 @@ import lightning.pytorch as pl
 import torch
 import torch.nn.functional as F
 
+from tests.helpers import quiet_trainer
+
 
 class Tiny(pl.LightningModule):
     def __init__(self, n_in: int, k: int):
@@ -32,15 +34,10 @@ class Tiny(pl.LightningModule):
         return torch.optim.SGD(self.parameters(), lr=0.1)
 
 
-def _trainer(**kw):
-    return pl.Trainer(accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
-                      enable_progress_bar=False, enable_model_summary=False, **kw)
-
-
 def test_fit_with_device_gather_and_balanced_sampler_then_checkpoint(make_dm, tmp_path):
     dm = make_dm(gather_on_device=True, balanced_sampling=True, predict_on="all")
     model = Tiny(dm.num_bands * 25, dm.num_classes)  # properties work before setup
-    trainer = _trainer(max_epochs=2, limit_train_batches=3, limit_val_batches=2, num_sanity_val_steps=0)
+    trainer = quiet_trainer(max_epochs=2, limit_train_batches=3, limit_val_batches=2, num_sanity_val_steps=0)
     trainer.fit(model, datamodule=dm)
     assert trainer.state.finished
     assert model.shapes and all(s == ((16, 20, 5, 5), torch.float32, torch.int64) for s in model.shapes)
@@ -63,7 +60,7 @@ def test_fit_with_device_gather_and_balanced_sampler_then_checkpoint(make_dm, tm
 
     # a fresh DataModule restored from the checkpoint alone predicts over every pixel
     fresh = make_dm(split_seed=99, cache_dir=str(tmp_path / "other"), predict_on="all")
-    out = _trainer().predict(model, datamodule=fresh, ckpt_path=ckpt)
+    out = quiet_trainer().predict(model, datamodule=fresh, ckpt_path=ckpt)
     coords = torch.cat([c for _, c in out])
     assert coords.shape == (48 * 48, 2)
     assert (fresh.split.train == dm.split.train).all()

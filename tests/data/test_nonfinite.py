@@ -10,6 +10,7 @@ import scipy.io
 import torch
 
 from hsi.errors import CubeFormatError
+from tests.helpers import quiet_trainer
 
 
 @pytest.fixture
@@ -80,8 +81,7 @@ def test_nan_cube_trains_a_tiny_model_to_finite_weights(make_dm, nan_files):
 
     torch.manual_seed(0)
     model = Tiny(dm.num_bands * 25, dm.num_classes)
-    trainer = pl.Trainer(max_epochs=1, accelerator="cpu", logger=False, enable_checkpointing=False,
-                         enable_progress_bar=False, enable_model_summary=False, limit_val_batches=0)
+    trainer = quiet_trainer(max_epochs=1, limit_val_batches=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trainer.fit(model, datamodule=dm)

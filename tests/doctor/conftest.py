@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from hsi.data import HSIDataModule
+from tests.helpers import ready_datamodule
 
 TINY = dict(scene="synthetic", scene_options=dict(height=32, width=32, bands=24, n_classes=4, seed=1),
             patch_size=5, block_size=8, batch_size=32)
@@ -14,11 +15,7 @@ TINY = dict(scene="synthetic", scene_options=dict(height=32, width=32, bands=24,
 
 def tiny_datamodule(**overrides: Any) -> HSIDataModule:
     """The tiny pipeline, set up for fit and test (in memory, no files)."""
-    dm = HSIDataModule(**{**TINY, **overrides})
-    dm.prepare_data()
-    dm.setup("fit")
-    dm.setup("test")
-    return dm
+    return ready_datamodule(**{**TINY, **overrides})
 
 
 class BrokenLoaders:
@@ -50,11 +47,5 @@ def tiny_dm() -> HSIDataModule:
 
 
 @pytest.fixture(autouse=True)
-def _one_torch_thread():
+def _one_torch_thread(one_torch_thread):
     """The doctor's networks are tiny: one thread trains them faster than two that wait on each other."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)

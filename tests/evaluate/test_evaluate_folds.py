@@ -109,21 +109,14 @@ def test_fold_1_is_the_first_fold():
 
 @pytest.mark.filterwarnings("ignore")
 def test_a_checkpoint_that_counted_folds_from_0_loads_with_the_same_split(tmp_path):
-    import lightning.pytorch as pl
     import torch
 
     from hsi.data import HSIDataModule
     from hsi.data.checkpoint import read_checkpoint
-    from hsi.training import HSIClassifier
+    from tests.helpers import train_checkpoint
 
     dm = _fold_dm(fold=2)
-    task = HSIClassifier(model="spectral1d", num_bands=dm.num_bands, num_classes=dm.num_classes, patch_size=5,
-                         class_names=dm.class_names, max_epochs=1)
-    trainer = pl.Trainer(max_epochs=1, limit_train_batches=1, limit_val_batches=0, num_sanity_val_steps=0,
-                         accelerator="cpu", logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                         enable_model_summary=False)
-    trainer.fit(task, datamodule=dm)
-    trainer.save_checkpoint(tmp_path / "new.ckpt")
+    train_checkpoint(tmp_path / "new.ckpt", dm, "spectral1d", batches=1)
     ckpt = torch.load(tmp_path / "new.ckpt", weights_only=True)
     assert ckpt["datamodule_hyper_parameters"]["fold"] == 2
     ckpt["datamodule_hyper_parameters"]["fold"] = 1  # what an earlier version wrote for the second fold

@@ -16,7 +16,7 @@ EVALUATE = ["evaluate", "--patch-size", "5", "--block-size", "6", "--no-progress
 
 def _scene_files(folder: Path, seed: int) -> list[str]:
     """A cube and a label map file (classes named in the HDF5 file) of the synthetic scene with ``seed``."""
-    from hsi.io.write import write_h5
+    from hsi.io.writers.hdf5 import write_h5
     from hsi.scenes.synthetic import make_synthetic_scene
 
     scene = make_synthetic_scene(**SMALL, seed=seed)

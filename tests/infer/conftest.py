@@ -7,10 +7,11 @@ the model, not that the model is good.
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import pytest
+
+from tests import helpers
 
 #: the synthetic scene of every checkpoint here (non-square, so rows and columns cannot be swapped unnoticed)
 SCENE = {"height": 36, "width": 30, "bands": 10, "n_classes": 4, "seed": 5, "parcel_size": 9.0}
@@ -20,37 +21,13 @@ DM_ARGS = dict(scene="synthetic", scene_options=SCENE, patch_size=5, block_size=
 
 def make_datamodule(**overrides):
     """The training DataModule (in memory), with ``overrides``."""
-    from hsi.data import HSIDataModule
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return HSIDataModule(**{**DM_ARGS, **overrides})
+    return helpers.quiet_datamodule(**{**DM_ARGS, **overrides})
 
 
 def train_checkpoint(path: Path, model: str, shape_from_data: bool = False, **dm_overrides) -> Path:
-    """Fit ``model`` for one short epoch and save the checkpoint (with the DataModule state) at ``path``.
-
-    ``shape_from_data``: the task is given only the model, and takes the rest from the DataModule in ``setup``
-    (a wavelength-aware network needs that to learn its bands' wavelengths).
-    """
-    import lightning.pytorch as pl
-    import torch
-
-    from hsi.training import HSIClassifier
-
-    torch.manual_seed(0)
-    dm = make_datamodule(**dm_overrides)
-    task = HSIClassifier(model=model, max_epochs=1) if shape_from_data else HSIClassifier(
-        model=model, num_bands=dm.num_bands, num_classes=dm.num_classes, patch_size=dm.patch_size,
-        class_names=dm.class_names, max_epochs=1)
-    trainer = pl.Trainer(max_epochs=1, limit_train_batches=3, limit_val_batches=0, num_sanity_val_steps=0,
-                         accelerator="cpu", devices=1, logger=False, enable_checkpointing=False,
-                         enable_progress_bar=False, enable_model_summary=False)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        trainer.fit(task, datamodule=dm)
-    trainer.save_checkpoint(path)
-    return path
+    """Fit ``model`` for 3 batches on :func:`make_datamodule` (``dm_overrides``) and save the checkpoint at ``path``
+    (:func:`tests.helpers.train_checkpoint`, which says what ``shape_from_data`` does)."""
+    return helpers.train_checkpoint(path, make_datamodule(**dm_overrides), model, shape_from_data=shape_from_data)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ import spectral.io.envi as spy_envi
 
 from hsi.errors import CubeFormatError, ShapeMismatchError
 from hsi.io import read_labels
-from hsi.io.envi_write import read_class_info, write_classification
+from hsi.io.writers.envi import read_class_info, write_classification
 
 
 def test_round_trip_with_reserved_characters_in_names(tmp_path):

@@ -409,7 +409,7 @@ def test_the_tile_pass_keeps_the_false_colour_bands_of_the_preview_pixels_only(p
     """``results.rgb`` holds the raw bands of every 3rd row and column, as the preview draws them, on every path."""
     from hsi.infer import infer_scene
     from hsi.infer.predict import TilePredictor
-    from hsi.viz import pick_rgb_bands
+    from hsi.io.bands import pick_rgb_bands
 
     monkeypatch.setattr("hsi.viz.preview_step", lambda shape: 3)
     drawn = {}

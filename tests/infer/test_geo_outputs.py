@@ -20,6 +20,7 @@ GEOREF = GeoRef(CRS.from_epsg(32633).to_wkt(), (3.5, 0.0, 401000.0, 0.0, -3.5, 5
 TIFS = {"labels.tif", "labels.tif.aux.xml", "confidence.tif", "probabilities.tif"}
 NPYS = {"labels.npy", "confidence.npy", "probabilities.npy"}
 ENVI = {"classification.img", "classification.hdr"}
+PNGS = {"map.png", "false_color.png", "confidence.png"}
 
 
 def _envi_georef(header):
@@ -31,7 +32,7 @@ def _envi_georef(header):
 @pytest.fixture(scope="module")
 def geo_cube(scene, tmp_path_factory):
     """The checkpoints' synthetic scene as an HDF5 file with a UTM georeference (``write_h5(georef=)``)."""
-    from hsi.io.write import write_h5
+    from hsi.io.writers.hdf5 import write_h5
 
     path = tmp_path_factory.mktemp("geo") / "scene.h5"
     return write_h5(path, scene.cube.data, wavelengths=scene.cube.wavelengths, georef=GEOREF)
@@ -53,13 +54,13 @@ def test_every_map_lies_on_the_cube_grid(geo_run):
             assert (src.height, src.width) == result.labels.shape
     assert _envi_georef(out / "classification.hdr").same_grid(GEOREF, tolerance=1e-12)
     manifest = json.loads((out / "inference.json").read_text())
-    assert GeoRef.from_dict(manifest["georef"]) == GEOREF and manifest["options"]["format"] == ["npy", "envi", "gtiff"]
+    assert GeoRef.from_dict(manifest["georef"]) == GEOREF and manifest["options"]["format"] == ["npy", "envi", "gtiff", "png"]
     assert TIFS | NPYS | ENVI <= set(manifest["files"])  # every map is vouched for (size, SHA-256)
 
 
 def test_geotiff_maps_equal_the_npy_maps_with_names_and_colours(geo_run, cnn_ckpt):
-    from hsi.io.envi_write import read_class_info
-    from hsi.io.geotiff_write import read_label_classes
+    from hsi.io.writers.envi import read_class_info
+    from hsi.io.writers.geotiff import read_label_classes
 
     out, result = geo_run
     model = load_checkpoint(cnn_ckpt)
@@ -77,7 +78,7 @@ def test_geotiff_maps_equal_the_npy_maps_with_names_and_colours(geo_run, cnn_ckp
 
 
 def test_confidence_and_probabilities_have_band_names_and_overviews_like_labels(geo_run):
-    from hsi.infer.write import CONFIDENCE_BAND
+    from hsi.sinks.gtiff import CONFIDENCE_BAND
 
     out, _ = geo_run
     layouts = {}
@@ -100,7 +101,8 @@ def test_map_title_names_the_cube_file_not_its_folder(cnn_ckpt, geo_cube, tmp_pa
     titles = []
     draw = hsi.viz.plot_class_map
     monkeypatch.setattr(hsi.viz, "plot_class_map", lambda *a, **kw: titles.append(kw["title"]) or draw(*a, **kw))
-    infer_scene(cnn_ckpt, geo_cube, out=tmp_path / "o", tile=40, format=("npy",), accelerator="cpu", progress=False)
+    infer_scene(cnn_ckpt, geo_cube, out=tmp_path / "o", tile=40, format=("npy", "png"), accelerator="cpu",
+                progress=False)
     assert titles == ["scene: predicted classes"], titles  # geo_cube is <tmp>/geo.../scene.h5
     assert figure_name("/data/run 3/samson_1.img.hdr") == "samson_1" and figure_name("indian_pines") == "indian_pines"
     assert figure_name("C.tif") == "C" and figure_name(".hidden") == ".hidden"
@@ -112,8 +114,8 @@ def test_format_envi_writes_no_tif_and_no_npy(cnn_ckpt, geo_cube, tmp_path, hsi_
                                     tmp_path)
     assert code == 0, stderr
     written = {p.name for p in (tmp_path / "o").iterdir()}
-    assert ENVI <= written and not written & (TIFS | NPYS), written
-    assert {"map.png", "confidence.png", "inference.json"} <= written
+    assert ENVI <= written and not written & (TIFS | NPYS | PNGS), written  # the PNGs are a format of their own
+    assert "inference.json" in written
     assert _envi_georef(tmp_path / "o" / "classification.hdr").same_grid(GEOREF)
     assert not list(tmp_path.glob(".o.staging-*"))  # the memory-mapped maps went with the staging folder
 
@@ -122,14 +124,15 @@ def test_format_gtiff_only_and_bad_formats(cnn_ckpt, geo_cube, tmp_path, hsi_mai
     result = infer_scene(cnn_ckpt, geo_cube, out=tmp_path / "g", tile=40, format=("gtiff",), accelerator="cpu",
                          progress=False)
     written = set(result.files)
-    assert {"labels.tif", "labels.tif.aux.xml", "confidence.tif"} <= written and not written & (NPYS | ENVI)
-    with pytest.raises(OptionError, match="format.*npy, envi, gtiff"):
+    assert {"labels.tif", "labels.tif.aux.xml", "confidence.tif"} <= written and not written & (NPYS | ENVI | PNGS)
+    assert written == {"labels.tif", "labels.tif.aux.xml", "confidence.tif", "inference.json"}  # no ground truth
+    with pytest.raises(OptionError, match="format.*npy, envi, gtiff, png"):
         InferOptions(format=("tif",))
     with pytest.raises(OptionError, match="npy or gtiff among them with probabilities"):
         InferOptions(format=("envi",), probabilities=True)
     code, _, stderr = hsi_main(["infer", "--checkpoint", str(cnn_ckpt), "--cube", str(geo_cube), "--out", "x",
-                                "--format", "png"], tmp_path)
-    assert code == 2 and "--format" in stderr and "npy, envi, gtiff" in stderr
+                                "--format", "tif"], tmp_path)
+    assert code == 2 and "--format" in stderr and "npy, envi, gtiff, png" in stderr
     assert not (tmp_path / "x").exists()
 
 
@@ -138,8 +141,8 @@ def test_format_gtiff_only_and_bad_formats(cnn_ckpt, geo_cube, tmp_path, hsi_mai
 def test_samson_map_info_gives_the_geotiff_and_envi_coordinates(shared_data, tmp_path):
     """Samson's UTM ``map info`` (ENVI) through the writers: rasterio and ENVI read back the same grid."""
     from hsi.io import open_cube
-    from hsi.io.envi_write import write_classification
-    from hsi.io.geotiff_write import write_float_tif, write_label_cog
+    from hsi.io.writers.envi import write_classification
+    from hsi.io.writers.geotiff import write_float_tif, write_label_cog
 
     with open_cube(shared_data / "envi" / "samson" / "samson_1.img.hdr") as lazy:
         georef, (h, w) = lazy.meta["georef"], lazy.shape[:2]

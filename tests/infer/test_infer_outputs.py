@@ -24,7 +24,7 @@ def test_every_output_is_written_and_reads_back(run, scene, cnn_ckpt):
     import matplotlib.image as mpimg
 
     from hsi.io import read_labels
-    from hsi.io.envi_write import read_class_info
+    from hsi.io.writers.envi import read_class_info
 
     out, result = run
     model = load_checkpoint(cnn_ckpt)
@@ -130,3 +130,59 @@ def test_non_finite_pixels_are_refused_when_the_pipeline_leaves_them(cnn_ckpt, s
     cube[20, 7, 3] = np.inf
     with pytest.raises(NonFiniteInputError, match=r"1 pixel\(s\) with NaN or infinite values"):
         infer_scene(model, cube, tile=12, overlap=0, accelerator="cpu", progress=False)
+
+
+def test_format_png_alone_writes_only_the_previews_and_gtiff_alone_none(cnn_ckpt, tmp_path, monkeypatch):
+    """The PNG previews are a format of their own: chosen alone they are the only maps; left out, none is drawn
+    and the tile pass keeps no false-colour bands for them."""
+    import hsi.viz
+
+    previews = {"map.png", "false_color.png", "confidence.png"}
+    result = infer_scene(cnn_ckpt, scene="synthetic", out=tmp_path / "p", format=("png",), accelerator="cpu",
+                         progress=False)
+    assert set(result.files) == previews | {"metrics.json", "inference.json"}
+    assert result.labels is not None  # the map is still returned, though no npy file keeps it
+    drawn = []
+    for name in ("plot_class_map", "plot_false_color", "plot_confidence"):
+        monkeypatch.setattr(hsi.viz, name, lambda *a, _name=name, **kw: drawn.append(_name))
+    result = infer_scene(cnn_ckpt, scene="synthetic", out=tmp_path / "g", format=("gtiff",), accelerator="cpu",
+                         progress=False)
+    assert not set(result.files) & previews and drawn == []
+    assert json.loads((tmp_path / "g" / "inference.json").read_text())["rgb_bands"] is None
+
+
+def test_the_default_formats_need_the_disk_space_they_needed_before():
+    """``space_needed`` sums the chosen sinks; for the default (every format) the total is the one of before the
+    sinks: the maps and their false-colour scratch, the ENVI copy, 4 MiB for images and JSON, and the GeoTIFFs."""
+    from math import ceil
+
+    from hsi.infer.write import space_needed
+    from hsi.viz import preview_step
+
+    h, w, k = 3000, 2000, 5
+    px, step = h * w, preview_step((h, w))
+    rgb = ceil(h / step) * ceil(w / step) * 3 * 4
+    for probabilities in (False, True):
+        maps = px * (1 + 4) + (px * k * 2 if probabilities else 0)
+        tifs = [1, 4] + ([4 * k] if probabilities else [])
+        before = maps + rgb + px + (4 << 20) + px * (sum(tifs) + max(tifs))
+        assert space_needed((h, w), k, probabilities) == before
+    # gtiff alone: no preview scratch, no images, no ENVI copy
+    assert space_needed((h, w), k, False, ("gtiff",)) == px * 5 + (1 << 20) + px * (1 + 4 + 4)
+
+
+def test_the_space_needed_is_checked_free_beside_out_before_the_tile_pass(cnn_ckpt, scene, tmp_path, monkeypatch):
+    from hsi import transaction
+    from hsi.infer import api
+    from hsi.infer.write import space_needed
+
+    asked, events = [], []
+    monkeypatch.setattr(transaction, "require_free_space",
+                        lambda folder, needed, what: asked.append((folder, needed, what)) or events.append("check"))
+    tile_pass = api._tile_pass
+    monkeypatch.setattr(api, "_tile_pass", lambda *a, **k: events.append("tiles") or tile_pass(*a, **k))
+    out = tmp_path / "out"
+    infer_scene(cnn_ckpt, scene="synthetic", out=out, format=("gtiff",), accelerator="cpu", progress=False)
+    h, w = scene.labels.shape
+    assert asked == [(out, space_needed((h, w), 4, False, ("gtiff",)), f"the hsi infer outputs of a {h} x {w} map")]
+    assert events == ["check", "tiles"]

@@ -10,7 +10,6 @@ cleans what the stopped one left.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -18,6 +17,7 @@ import textwrap
 import pytest
 
 from hsi.transaction import read_manifest, verify_manifest
+from tests.helpers import child_env
 
 MANIFEST = "inference.json"
 
@@ -85,10 +85,6 @@ def hsi_args(cnn_ckpt):
     return args
 
 
-def child_env() -> dict[str, str]:
-    return dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", MPLBACKEND="Agg")
-
-
 @pytest.mark.parametrize(("moment", "expected"), [("maps", "old"), ("map.png", "old"), ("moved:labels.npy", "none")])
 def test_sigkill_leaves_the_old_map_or_no_manifest(first_run, moment, expected):
     out, old, again = first_run
@@ -134,15 +130,9 @@ def test_ctrl_c_leaves_the_old_map_or_no_manifest_and_no_leftovers(first_run, mo
 
 
 @pytest.fixture
-def tiny_disk(tmp_path):
+def tiny_disk(small_disk):
     """A 2 MiB tmpfs (skipped where mounting is not permitted)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True)
-    if proc.returncode != 0:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    yield mount
-    subprocess.run(["umount", str(mount)], check=False)
+    return small_disk("2m")
 
 
 def test_full_disk_is_one_error_line_exit_2_and_no_leftovers(hsi_args, tiny_disk, monkeypatch, capsys):

@@ -16,7 +16,7 @@ FAST = {"format": ("npy",), "progress": False, "accelerator": "cpu", "tile": 16}
 
 def _cube(path, seed):
     """A cube file of the checkpoints' kind (10 bands), from the synthetic scene with ``seed``."""
-    from hsi.io.write import write_h5
+    from hsi.io.writers.hdf5 import write_h5
     from hsi.scenes.synthetic import make_synthetic_scene
 
     scene = make_synthetic_scene(**{**SCENE, "seed": seed})

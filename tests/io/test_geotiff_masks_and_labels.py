@@ -137,7 +137,7 @@ def _class_map(k: int = 300) -> np.ndarray:
 
 
 def test_the_uint16_map_hsi_infer_writes_reads_back_as_labels(tmp_path):
-    from hsi.io.geotiff_write import write_label_cog
+    from hsi.io.writers.geotiff import write_label_cog
 
     labels = _class_map(300)
     names = ["Unclassified"] + [f"class {i}" for i in range(1, 301)]

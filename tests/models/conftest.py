@@ -9,12 +9,8 @@ import torch
 
 
 @pytest.fixture(autouse=True)
-def _one_thread():
+def _one_thread(one_torch_thread):
     """Model tests are many small forward passes: one thread is fastest on shared CI cores."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
 
 
 def _make_toy(

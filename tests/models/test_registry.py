@@ -96,3 +96,15 @@ def test_register_model_adds_a_name_and_refuses_a_taken_one(monkeypatch):
     with pytest.raises(ValueError, match=r"'cnn2d' is already registered"):
         register_model("cnn2d")(Tiny)
     register_model("tiny")(Tiny)  # re-registering the same class is harmless
+
+
+def test_wavelength_models_are_the_registered_networks_that_read_band_wavelengths(monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    assert "anyband" in registry.wavelength_models() and "ssnet" not in registry.wavelength_models()
+
+    @register_model("tiny_reader")
+    class TinyReader(nn.Module):
+        takes_wavelengths = True
+
+    assert "tiny_reader" in registry.wavelength_models()
+    assert registry.wavelength_models() == sorted(registry.wavelength_models())

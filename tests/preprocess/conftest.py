@@ -1,4 +1,4 @@
-"""Fixtures for the preprocess tests: small cubes, a parcel label map, real GT maps."""
+"""Fixtures for the preprocess tests: small cubes, a parcel label map factory, real GT maps."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import make_parcels
+
 # (relative path, MATLAB key) of the real ground-truth maps in the shared data folder.
 REAL_GT = {
     "indian_pines": ("indian_pines/Indian_pines_gt.mat", "hyperimg_gt"),
@@ -14,28 +16,6 @@ REAL_GT = {
     "salinas": ("salinas/Salinas_gt.mat", "hyperimg_gt"),
     "salinas_a": ("salinas_a/SalinasA_gt.mat", "salinasA_gt"),
 }
-
-
-def make_parcels(height: int = 96, width: int = 80, n_classes: int = 6, seed: int = 0,
-                 parcel: int = 8) -> np.ndarray:
-    """A field-like label map: rectangular parcels of random classes, with unlabeled lanes.
-
-    Every class gets at least a quarter of the parcels' share, so all classes span many
-    blocks; lanes one pixel wide between parcels stay unlabeled (0).
-    """
-    rng = np.random.default_rng(seed)
-    rows, cols = -(-height // parcel), -(-width // parcel)
-    ids = rng.permutation(np.arange(rows * cols) % n_classes) + 1
-    lab = np.kron(ids.reshape(rows, cols), np.ones((parcel, parcel), dtype=np.int64))
-    lab = lab[:height, :width].copy()
-    lab[::parcel, :] = 0
-    lab[:, ::parcel] = 0
-    return lab
-
-
-@pytest.fixture
-def parcels() -> np.ndarray:
-    return make_parcels()
 
 
 @pytest.fixture
@@ -68,5 +48,5 @@ def real_labels(shared_data: Path) -> dict[str, np.ndarray]:
 
 @pytest.fixture
 def parcel_map():
-    """The :func:`make_parcels` factory (tests cannot import conftest directly)."""
+    """The :func:`tests.helpers.make_parcels` factory."""
     return make_parcels

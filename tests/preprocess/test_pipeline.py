@@ -11,9 +11,12 @@ from hsi.errors import NotFittedError
 from hsi.preprocess import (
     FORMAT_VERSION,
     PCA,
+    FirstDerivative,
+    NonFiniteFill,
     PerBandMinMax,
     PerBandStandardize,
     Pipeline,
+    PixelNormalize,
     RemoveBands,
     StateFormatError,
     make_pipeline,
@@ -174,3 +177,82 @@ def test_transform_into_out_equals_a_fresh_transform():
     # no steps: out receives the input
     empty = Pipeline([]).fit(cube)
     np.testing.assert_array_equal(empty.transform(cube, out=np.zeros_like(cube)), cube)
+
+
+def _chains():
+    """Steps of every kind, in the order make_pipeline puts them (fresh instances each call)."""
+    return [NonFiniteFill(), RemoveBands(indices=[0]), PixelNormalize("l2"), FirstDerivative(),
+            PerBandStandardize(), PerBandMinMax(feature_range=(-1, 1), clip=True), PCA(4, whiten=True)]
+
+
+def _sklearn_pipeline(steps):
+    from sklearn.pipeline import Pipeline as SkPipeline
+
+    return SkPipeline([(f"{i}_{type(s).__name__.lower()}", s) for i, s in enumerate(steps)])
+
+
+def test_sklearn_pipeline_equals_hsi_pipeline_on_a_cube(cube_and_mask):
+    from sklearn.base import clone
+
+    cube32, mask = cube_and_mask
+    cube = cube32.astype(np.float64)
+    ours = Pipeline(_chains()).fit(cube, mask)
+    theirs = _sklearn_pipeline(_chains()).fit(cube, mask)  # y is the mask, passed to every step's fit
+    expected = ours.transform(cube)
+    assert expected.shape == (30, 25, 4)
+    np.testing.assert_array_equal(theirs.transform(cube), expected)
+    for step, (_, their_step) in zip(ours.steps, theirs.steps):
+        assert json.dumps(their_step.to_state()) == json.dumps(step.to_state())
+    np.testing.assert_array_equal(_sklearn_pipeline(_chains()).fit_transform(cube, mask), expected)
+    refit = clone(theirs)  # what grid searches and cross-validation do with a pipeline
+    assert not any(s.is_fitted for _, s in refit.steps)
+    np.testing.assert_array_equal(refit.fit(cube, mask).transform(cube), expected)
+    # the hsi Pipeline clones too, unfitted, and refits to the same output
+    np.testing.assert_array_equal(clone(ours).fit(cube, mask).transform(cube), expected)
+
+
+def test_sklearn_pipeline_fits_on_the_mask_only(cube_and_mask):
+    cube, mask = cube_and_mask
+    other = cube.copy()
+    other[~mask] = 1e6
+    a = _sklearn_pipeline(_chains()).fit(cube, mask)
+    b = _sklearn_pipeline(_chains()).fit(other, mask)
+    for (_, sa), (_, sb) in zip(a.steps, b.steps):
+        assert json.dumps(sa.to_state()) == json.dumps(sb.to_state())
+
+
+def test_sklearn_pipeline_on_float32_cubes(cube_and_mask):
+    """float32 cubes: the default chain is exact; after a scaling a later fit sees float32-computed values.
+
+    The hsi Pipeline passes the float64 training pixels through the steps (a per-band scaling of
+    float64 computes in float64), scikit-learn's the float32 cube, so a step fitted after a scaling
+    learns from values a few float32 ulps apart.
+    """
+    from sklearn.base import clone
+
+    cube, mask = cube_and_mask
+    default = make_pipeline(fill_nonfinite="median")
+    theirs = _sklearn_pipeline([clone(s) for s in default.steps])
+    expected = default.fit(cube, mask).transform(cube)
+    np.testing.assert_array_equal(theirs.fit(cube, mask).transform(cube), expected)
+    with_pca = make_pipeline("standardize", pca=3, fill_nonfinite="median")
+    theirs = _sklearn_pipeline([clone(s) for s in with_pca.steps])
+    expected = with_pca.fit(cube, mask).transform(cube)
+    got = theirs.fit(cube, mask).transform(cube)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * np.abs(expected).max())
+
+
+def test_sklearn_pipeline_routes_wavelengths_to_a_step(cube_and_mask):
+    cube, mask = cube_and_mask
+    wl = np.linspace(400, 2500, 12)
+    steps = [RemoveBands(wavelength_ranges=[(1300, 1500)]), PerBandMinMax()]
+    ours = Pipeline(steps).fit(cube, mask, wavelengths=wl)
+    theirs = _sklearn_pipeline([RemoveBands(wavelength_ranges=[(1300, 1500)]), PerBandMinMax()])
+    theirs.fit(cube, mask, **{"0_removebands__wavelengths": wl})
+    np.testing.assert_array_equal(theirs.transform(cube), ours.transform(cube))
+    assert ours.n_bands_out_ < 12
+
+
+def test_sklearn_pipeline_refuses_pandas_output():
+    with pytest.raises(ValueError, match="set_output"):
+        _sklearn_pipeline(_chains()).set_output(transform="pandas")

@@ -247,3 +247,81 @@ def test_samson_with_a_flipped_byte_fails_to_load(tmp_path, shared_data):
     assert str(folder / "samson_1.img") in msg
     assert "expected 4a77f11c20067b69555a65e2f7124a3a822e77c5b6c1bc192ac5ee6ccf786052" in msg
     assert _sha(folder / "samson_1.img") in msg and "checksum=False" in msg
+
+
+# ---------------------------------------------------------------- issue 42: downloads over HTTP go through pooch
+@pytest.fixture
+def http_folder(tmp_path):
+    """A folder served over HTTP on 127.0.0.1 (a thread); yields ``(folder, base_url)``."""
+    import functools
+    import http.server
+    import threading
+
+    folder = tmp_path / "served"
+    folder.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):  # keep the test output clean
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield folder, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("terminal", [False, True])
+def test_http_download_is_verified_placed_and_shows_its_progress(http_folder, tmp_path, capsys, monkeypatch,
+                                                                 terminal):
+    import pooch
+
+    import hsi._progress
+    import hsi.scenes.files as files
+
+    monkeypatch.setattr(hsi._progress, "is_terminal", lambda stream=None: terminal)  # tqdm bar, or progress lines
+
+    folder, base = http_folder
+    payload = folder / "cube.bin"
+    payload.write_bytes(np.random.default_rng(1).bytes(3_000_000))
+    spec = RemoteFile("cube.bin", f"{base}/cube.bin", sha256=_sha(payload), size=3_000_000)
+    used, real = [], pooch.HTTPDownloader
+    monkeypatch.setattr(pooch, "HTTPDownloader", lambda **kw: used.append(kw) or real(**kw))
+    found = ensure_files("demo", [spec], tmp_path / "root", download=True)
+    assert found == {"cube.bin": tmp_path / "root" / "demo" / "cube.bin"}
+    assert found["cube.bin"].read_bytes() == payload.read_bytes()
+    assert sorted(p.name for p in found["cube.bin"].parent.iterdir()) == ["cube.bin"]
+    assert len(used) == 1  # pooch fetched it
+    err = capsys.readouterr().err
+    # the package's own progress: a tqdm bar of the size pooch read from Content-Length (redrawn, then cleared),
+    # or lines when stderr is not a terminal
+    assert "cube.bin" in err and ("2.86M" if terminal else "100%") in err
+
+
+def test_http_checksum_mismatch_and_missing_file_leave_nothing(http_folder, tmp_path):
+    folder, base = http_folder
+    (folder / "cube.bin").write_bytes(b"abc" * 1000)
+    root = tmp_path / "root"
+    bad = RemoteFile("cube.bin", f"{base}/cube.bin", sha256="0" * 64)
+    with pytest.raises(IntegrityError, match=rf"download of {base}/cube.bin: SHA-256 {_sha(folder / 'cube.bin')}"):
+        ensure_files("demo", [bad], root, download=True)
+    assert list((root / "demo").iterdir()) == []
+    gone = RemoteFile("gone.bin", f"{base}/gone.bin")
+    with pytest.raises(DatasetNotFoundError, match=rf"download of {base}/gone.bin failed \(404") as info:
+        ensure_files("demo", [gone], root, download=True)
+    assert info.value.__cause__ is not None and list((root / "demo").iterdir()) == []
+
+
+def test_offline_download_is_dataset_not_found_naming_the_url(tmp_path):
+    import socket
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    spec = RemoteFile("cube.bin", f"http://127.0.0.1:{port}/cube.bin")
+    with pytest.raises(DatasetNotFoundError, match=rf"download of http://127.0.0.1:{port}/cube.bin failed"):
+        ensure_files("demo", [spec], tmp_path / "root", download=True)
+    assert not (tmp_path / "root" / "demo" / "cube.bin").exists()

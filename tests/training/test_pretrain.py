@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from hsi.models import build_model, list_models
 from hsi.training.pretrain import _forward, fit_pixel_network, pretrain_pixel_path, write_pixel_path
+from tests.helpers import TINY_SCENE
 
 
 def _pixels(n: int = 300, bands: int = 12, classes: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -84,8 +85,8 @@ def _train(tmp_path, pretrain: bool, epochs: int = 1):
     from hsi.training.options import RunOptions
     from hsi.training.run import run_training
 
-    data = {"scene": "synthetic", "scene_options": {"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1},
-            "block_size": 6, "seed": 0, "cache_dir": str(tmp_path / "cache")}
+    data = {"scene": "synthetic", "scene_options": dict(TINY_SCENE), "block_size": 6, "seed": 0,
+            "cache_dir": str(tmp_path / "cache")}
     out = tmp_path / ("pretrain" if pretrain else "plain")
     run = RunOptions(epochs=epochs, seed=0, out=str(out), progress=False, refit=False)
     run_training(TrainConfig(data=data, model={"model": "ssnet", "pretrain": pretrain}, run=run,

@@ -13,6 +13,7 @@ from torch import nn
 from hsi.data.build import IGNORE_INDEX
 from hsi.models import build_model, list_models
 from hsi.training.refit import classifier_layer, keep_refit, layer_inputs, refit_layer
+from tests.helpers import TINY_SCENE, TINY_TRAIN
 
 
 def _objective(w: torch.Tensor, b: torch.Tensor, x: torch.Tensor, y: torch.Tensor, decay: float) -> torch.Tensor:
@@ -80,8 +81,8 @@ def _train(tmp_path, refit: bool, model: str = "ssnet", epochs: int = 2, **data_
     from hsi.training.options import RunOptions
     from hsi.training.run import run_training
 
-    data = {"scene": "synthetic", "scene_options": {"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1},
-            "block_size": 6, "seed": 0, "cache_dir": str(tmp_path / "cache"), **data_options}
+    data = {"scene": "synthetic", "scene_options": dict(TINY_SCENE), "block_size": 6, "seed": 0,
+            "cache_dir": str(tmp_path / "cache"), **data_options}
     out = tmp_path / ("refit" if refit else "plain")
     run = RunOptions(epochs=epochs, seed=0, out=str(out), progress=False, refit=refit)
     run_training(TrainConfig(data=data, model={"model": model}, run=run, given_run={"epochs", "seed", "out"}))
@@ -157,10 +158,8 @@ def test_a_refit_that_gains_validation_pixels_is_kept(tmp_path):
 
 
 def test_the_console_says_when_the_refit_was_not_kept(hsi_main, tmp_path, monkeypatch):
-    from tests.cli.conftest import TINY
-
     monkeypatch.setattr("hsi.training.refit.refit_layer", _worst_layer)
-    status, printed, err = hsi_main(["train", *TINY, "--model", "cnn2d", "--epochs", "1", "--out", str(tmp_path / "r")],
-                                    tmp_path)
+    args = ["train", *TINY_TRAIN, "--model", "cnn2d", "--epochs", "1", "--out", str(tmp_path / "r")]
+    status, printed, err = hsi_main(args, tmp_path)
     assert status == 0, err
     assert "classifier layer refit not kept (val OA" in printed and "trained layer kept" in printed

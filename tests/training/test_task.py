@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 
-import lightning as L
 import numpy as np
 import pytest
 import torch
@@ -12,6 +11,7 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, cohen_kappa
 from torch.utils.data import DataLoader, TensorDataset
 
 from hsi.training import IGNORE_INDEX, HSIClassifier
+from tests.helpers import TINY_SCENE, quiet_trainer
 
 
 def _toy_loader(n: int = 96, bands: int = 8, patch: int = 5, seed: int = 0, unlabeled: int = 0) -> DataLoader:
@@ -37,8 +37,7 @@ def test_test_metrics_agree_with_sklearn_and_skip_unlabeled(tmp_path):
     torch.manual_seed(0)
     task = HSIClassifier(model="cnn2d", num_bands=8, num_classes=3, patch_size=5, scheduler="none")
     loader = _toy_loader(unlabeled=10)
-    trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, default_root_dir=tmp_path, accelerator="cpu")
+    trainer = quiet_trainer(max_epochs=1, default_root_dir=tmp_path)
     trainer.fit(task, train_dataloaders=loader)
     trainer.test(task, dataloaders=loader, verbose=False)
     probs = torch.cat(trainer.predict(task, dataloaders=loader))
@@ -57,8 +56,7 @@ def test_checkpoint_rebuilds_the_model(tmp_path):
     torch.manual_seed(0)
     task = HSIClassifier(model="spectral1d", num_bands=8, num_classes=3, patch_size=5, lr=3e-3,
                          class_names=["a", "b", "c"])
-    trainer = L.Trainer(max_epochs=1, logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                        enable_model_summary=False, default_root_dir=tmp_path, accelerator="cpu")
+    trainer = quiet_trainer(max_epochs=1, default_root_dir=tmp_path)
     trainer.fit(task, train_dataloaders=_toy_loader())
     path = tmp_path / "model.ckpt"
     trainer.save_checkpoint(path)
@@ -90,16 +88,12 @@ def test_non_finite_loss_stops_training_with_a_clear_error():
 
 
 def test_data_shape_comes_from_the_datamodule_and_is_recorded(tmp_path):
-    import lightning as L
-
     from hsi.data import HSIDataModule
 
-    dm = HSIDataModule(scene_options={"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1},
-                       patch_size=5, block_size=6)
+    dm = HSIDataModule(scene_options=dict(TINY_SCENE), patch_size=5, block_size=6)
     task = HSIClassifier(model="spectral1d")
     assert task.net is None
-    trainer = L.Trainer(max_epochs=1, logger=False, enable_progress_bar=False, enable_model_summary=False,
-                        default_root_dir=tmp_path, enable_checkpointing=False)
+    trainer = quiet_trainer(max_epochs=1, default_root_dir=tmp_path)
     trainer.fit(task, datamodule=dm)
     hp = task.hparams
     assert (hp.num_bands, hp.num_classes, hp.patch_size, hp.max_epochs) == (8, 3, 5, 1)

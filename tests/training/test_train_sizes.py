@@ -10,6 +10,7 @@ import torch
 
 from hsi.models import list_models
 from hsi.training import HSIClassifier
+from tests.helpers import quiet_datamodule, quiet_trainer
 
 SCENE = {"height": 32, "width": 32, "bands": 16, "n_classes": 3, "seed": 1, "parcel_size": 8.0}
 
@@ -29,16 +30,14 @@ def _lone_tail_batch_size(n: int) -> int:
 
 @pytest.fixture(scope="module")
 def datamodule(tmp_path_factory):
-    from hsi.data import HSIDataModule
-
     kw = dict(scene="synthetic", scene_options=SCENE, block_size=8, patch_size=9, seed=0,
               cache_dir=str(tmp_path_factory.mktemp("cache")))
+    probe = quiet_datamodule(batch_size=8, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        probe = HSIDataModule(batch_size=8, **kw)
         probe.setup("fit")
-        n = len(probe.train_dataset)
-        return HSIDataModule(batch_size=_lone_tail_batch_size(n), **kw), n
+    n = len(probe.train_dataset)
+    return quiet_datamodule(batch_size=_lone_tail_batch_size(n), **kw), n
 
 
 @pytest.mark.parametrize("model", list_models())
@@ -47,9 +46,8 @@ def test_each_model_trains_an_epoch_whose_size_leaves_one_sample_over(model, dat
     assert n % dm.hparams.batch_size == 1 and n > dm.hparams.batch_size
     torch.manual_seed(0)
     sizes = _BatchSizes()
-    trainer = L.Trainer(max_epochs=1, accelerator="cpu", logger=False, enable_checkpointing=False,
-                        enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0,
-                        limit_val_batches=1, default_root_dir=tmp_path, callbacks=[sizes])
+    trainer = quiet_trainer(max_epochs=1, num_sanity_val_steps=0, limit_val_batches=1, default_root_dir=tmp_path,
+                            callbacks=[sizes])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         trainer.fit(HSIClassifier(model=model), datamodule=dm)
@@ -64,8 +62,7 @@ def test_batch_size_one_is_refused_for_batch_normalisation_before_training():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dm = HSIDataModule(scene="synthetic", scene_options=SCENE, block_size=8, patch_size=9, batch_size=1)
-        trainer = L.Trainer(max_epochs=1, limit_train_batches=2, limit_val_batches=0, logger=False,
-                            enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
+        trainer = quiet_trainer(max_epochs=1, limit_train_batches=2, limit_val_batches=0)
         with pytest.raises(OptionError, match="batch_size: 1: at least 2: ssnet uses batch normalisation"):
             trainer.fit(HSIClassifier(model="ssnet"), datamodule=dm)
         trainer.fit(HSIClassifier(model="cnn3d"), datamodule=dm)  # no batch normalisation: batches of one train

@@ -90,10 +90,10 @@ def _collection_state(collection: Collection, values: dict[str, Any], load: Any,
     if state is None:
         state = collection_state(collection, values, load, saved)
         if memo is not None:
-            from hsi._atomic import write_bytes_atomic
+            from hsi._atomic import write_json_atomic
 
             memo.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes_atomic(memo, json.dumps(state).encode())
+            write_json_atomic(memo, state, newline=False)
     return state
 
 

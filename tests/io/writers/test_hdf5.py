@@ -10,7 +10,7 @@ import pytest
 
 from hsi.errors import OptionError, OverwriteError, ShapeMismatchError, WavelengthError
 from hsi.io import open_cube, read_cube, read_labels
-from hsi.io.write import append_h5, chunk_shape, write_h5
+from hsi.io.writers.hdf5 import append_h5, chunk_shape, write_h5
 
 
 def _scene(seed: int = 0, shape=(37, 29, 13), dtype=np.uint16):
@@ -97,7 +97,7 @@ def test_bad_input_is_refused_before_any_file_is_written(tmp_path):
 
 
 def test_patches_can_be_appended_and_leave_discovery_alone(tmp_path):
-    from hsi.io.write import append_patches
+    from hsi.io.writers.hdf5 import append_patches
 
     cube, labels, wl = _scene()
     path = write_h5(tmp_path / "s.h5", cube, labels, wl)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -16,7 +15,7 @@ from rasterio.crs import CRS  # noqa: E402
 
 from hsi.errors import DiskFullError, OptionError, OverwriteError, ShapeMismatchError  # noqa: E402
 from hsi.io.georef import GeoRef  # noqa: E402
-from hsi.io.geotiff_write import (  # noqa: E402
+from hsi.io.writers.geotiff import (  # noqa: E402
     read_label_classes,
     write_cube_gtiff,
     write_float_tif,
@@ -72,7 +71,7 @@ def test_the_cog_is_built_with_a_fixed_gdal_block_cache(tmp_path, monkeypatch):
     """GDAL's default cache grows with the machine, and the overview pass fills more of it the larger the map."""
     import rasterio.shutil
 
-    from hsi.io import geotiff_write
+    from hsi.io.writers import geotiff as geotiff_write
 
     seen = []
     copy = rasterio.shutil.copy
@@ -125,7 +124,7 @@ def test_float_maps_nodata_nan_band_names(tmp_path):
 def test_float_map_in_row_blocks_through_one_buffer(tmp_path, monkeypatch):
     """Every block of rows is copied into one reused buffer: the last, shorter block and the nodata of one
     block never reach another."""
-    import hsi.io.geotiff_write as gw
+    import hsi.io.writers.geotiff as gw
 
     monkeypatch.setattr(gw, "BLOCK_BYTES", 1)  # one 16-row tile row per block: 16, 16, 16, then 2 rows
     values = np.lib.format.open_memmap(tmp_path / "conf.npy", mode="w+", dtype=np.float16, shape=(50, 21, 2))
@@ -140,7 +139,7 @@ def test_float_map_in_row_blocks_through_one_buffer(tmp_path, monkeypatch):
 
 
 def test_cube_gtiff_wavelength_metadata_blocks_and_georef(tmp_path, monkeypatch):
-    import hsi.io.geotiff_write as gw
+    import hsi.io.writers.geotiff as gw
 
     monkeypatch.setattr(gw, "BLOCK_BYTES", 1)  # 16 x 16 tiles, one tile row per block: the block loop is exercised
     monkeypatch.setattr(gw, "CUBE_TILE_BYTES", 16 * 16 * 5 * 4)
@@ -160,14 +159,9 @@ def test_cube_gtiff_wavelength_metadata_blocks_and_georef(tmp_path, monkeypatch)
 
 
 @pytest.fixture
-def tiny_disk(tmp_path):
+def tiny_disk(small_disk):
     """A 1 MiB tmpfs (skipped where mounting is not permitted)."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    yield mount
-    subprocess.run(["umount", str(mount)], check=False)
+    return small_disk("1m")
 
 
 def test_full_disk_is_disk_full_error_and_leaves_nothing(tiny_disk):
@@ -216,7 +210,7 @@ def test_geotiff_to_h5_and_back_keeps_data_wavelengths_georef(tmp_path):
 
 def test_convert_gtiff_refusals(tmp_path):
     from hsi.io.convert import convert
-    from hsi.io.write import write_h5
+    from hsi.io.writers.hdf5 import write_h5
 
     write_h5(tmp_path / "a.h5", np.ones((8, 8, 3), np.float32) * np.arange(3), wavelengths=[400, 500, 600],
              georef=UTM)
@@ -232,8 +226,8 @@ def test_convert_gtiff_refusals(tmp_path):
 
 def test_verify_refuses_an_output_on_another_grid(tmp_path):
     from hsi.errors import IntegrityError
-    from hsi.io.convert import verify_conversion
-    from hsi.io.write import write_h5
+    from hsi.io.verify import verify_conversion
+    from hsi.io.writers.hdf5 import write_h5
 
     cube = np.ones((8, 8, 3), np.float32) * np.arange(3)
     write_h5(tmp_path / "a.h5", cube, wavelengths=[400, 500, 600], georef=UTM)

@@ -53,7 +53,7 @@ def test_doctor_scenes_reports_undecided_for_the_small_transposed_scene(tmp_path
     from scipy.io import savemat
 
     from hsi.cli import main
-    from hsi.io.write import write_h5
+    from hsi.io.writers.hdf5 import write_h5
 
     cube, labels = _scene(SMALL)
     write_h5(tmp_path / "small.h5", cube, wavelengths=np.linspace(400, 2500, cube.shape[2]))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hsi.viz import class_map_rgb, pick_rgb_bands, plot_class_map, plot_confidence, plot_false_color, stretch_rgb
+from hsi.io.bands import pick_rgb_bands
+from hsi.viz import class_map_rgb, plot_class_map, plot_confidence, plot_false_color, stretch_rgb
 
 
 def test_class_map_colours_and_dimmed_background():

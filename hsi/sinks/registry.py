@@ -1,0 +1,223 @@
+"""Output formats of a whole-scene map by name: ``register_sink`` adds one, ``get_sink`` finds one.
+
+A sink is one output format of ``hsi infer`` (``--format``): the files it writes, the disk
+space they need, and how it writes them from the finished maps. The idea is MONAI's
+``Merger`` (one interface, several backends for where results go), applied where the maps
+leave the run. The tile pass always writes the memory-mapped ``.npy`` maps into the staging
+folder (:mod:`hsi.infer.arrays`); each chosen sink then reads them, strip by strip where its
+writer can, and writes its own files beside them. :func:`hsi.infer.write.write_folder` loops
+over the chosen sinks; nothing else names a format.
+
+The command line takes its ``--format`` choices from :func:`list_sinks` when it parses (a
+sink registered by a plug-in needs no change to the option table), and this module imports
+neither torch nor the writers, so the choices cost nothing to list.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from hsi.errors import OptionError
+
+__all__ = ["DEFAULT_FORMATS", "FinishedMaps", "MapLayout", "Sink", "chosen_sinks", "get_sink",
+           "list_sinks", "probability_sinks", "register_sink", "unregister_sink", "wants_false_colour"]
+
+#: what ``hsi infer`` writes when ``--format`` is not given: every built-in sink
+DEFAULT_FORMATS: tuple[str, ...] = ("npy", "envi", "gtiff", "png")
+
+_REGISTRY: dict[str, type[Sink]] = {}
+
+
+@dataclass(frozen=True)
+class MapLayout:
+    """What a run's maps are, which decides the files a sink writes and their size.
+
+    Parameters
+    ----------
+    shape : (H, W)
+    num_classes : int
+        K; labels are ``1..K`` (0 at no-data pixels).
+    label_dtype : numpy dtype
+        Of the label map (uint8, or uint16 past 255 classes).
+    probabilities : bool
+        The run keeps the ``(H, W, K)`` probabilities.
+    rgb : bool
+        The run keeps the false-colour bands (for a preview).
+    """
+
+    shape: tuple[int, int]
+    num_classes: int
+    label_dtype: np.dtype
+    probabilities: bool
+    rgb: bool
+
+    @property
+    def pixels(self) -> int:
+        """H x W."""
+        return int(self.shape[0]) * int(self.shape[1])
+
+
+@dataclass(frozen=True)
+class FinishedMaps:
+    """The finished maps of a run and what their files say about them.
+
+    Parameters
+    ----------
+    labels : (H, W) uint8 or uint16
+        Class ids ``1..K``, 0 at no-data pixels (memory-mapped: read it in strips).
+    confidence : (H, W) float32
+        Largest class probability, 0 at no-data pixels.
+    probabilities : (H, W, K) float16 or None
+    rgb : (h, w, 3) float32 or None
+        False-colour bands at the preview's pixels (every :func:`hsi.viz.preview_step`-th row and column).
+    class_names : list of str
+        Names of classes 1..K.
+    palette : (K + 1, 3) uint8
+        Colour of each id, no-data first.
+    georef : hsi.io.georef.GeoRef or None
+        The cube's CRS and transform.
+    nodata : (H, W) bool or None
+        No-data pixels (None when there are none).
+    background : (H, W) bool or None
+        Ground-truth background a preview draws dimmed.
+    source_header : Path or None
+        ENVI header of the cube, whose map info a file without ``georef`` may copy.
+    title, rgb_title : str
+        Titles of the class map and of the false-colour preview.
+    description : str
+        What made the maps (``hsi infer <checkpoint>``), for files with a description field.
+    """
+
+    labels: np.ndarray
+    confidence: np.ndarray
+    probabilities: np.ndarray | None
+    rgb: np.ndarray | None
+    class_names: list[str]
+    palette: np.ndarray
+    georef: Any = None
+    nodata: np.ndarray | None = None
+    background: np.ndarray | None = None
+    source_header: Path | None = None
+    title: str = ""
+    rgb_title: str = ""
+    description: str = ""
+
+    @property
+    def names(self) -> list[str]:
+        """Names of ids 0..K: ``"Unclassified"`` then the classes."""
+        return ["Unclassified", *self.class_names]
+
+    @property
+    def layout(self) -> MapLayout:
+        """The :class:`MapLayout` of these maps."""
+        return MapLayout(tuple(self.labels.shape[:2]), len(self.class_names), self.labels.dtype,
+                         self.probabilities is not None, self.rgb is not None)
+
+
+class Sink(abc.ABC):
+    """One output format: the files it writes, the bytes they need, and how it writes them.
+
+    Subclasses are registered with :func:`register_sink` and built with no arguments.
+
+    Attributes
+    ----------
+    writes_probabilities : bool
+        It writes the probabilities when the run keeps them (``--probabilities`` needs one such sink).
+    wants_rgb : bool
+        It needs the false-colour bands, which the tile pass then keeps (a preview).
+    thread_safe : bool
+        It may run on the writer thread beside the others; False runs it on the calling thread
+        (matplotlib draws on one thread only).
+    """
+
+    writes_probabilities: bool = False
+    wants_rgb: bool = False
+    thread_safe: bool = True
+
+    @abc.abstractmethod
+    def files(self, layout: MapLayout) -> tuple[str, ...]:
+        """The names of the files it writes into the output folder for maps of ``layout``."""
+
+    @abc.abstractmethod
+    def bytes_needed(self, layout: MapLayout) -> int:
+        """Disk bytes it needs beyond the run's own maps (checked free before the tile pass)."""
+
+    @abc.abstractmethod
+    def write(self, folder: Path, maps: FinishedMaps) -> None:
+        """Write its files into ``folder``, the staging folder (committed as a whole once every sink is done)."""
+
+    def all_files(self) -> tuple[str, ...]:
+        """Every file it may write: those of a run that keeps probabilities and false colour."""
+        return self.files(MapLayout((1, 1), 1, np.dtype(np.uint8), True, True))
+
+
+_SinkT = TypeVar("_SinkT", bound=type[Sink])
+
+
+def register_sink(name: str) -> Callable[[_SinkT], _SinkT]:
+    """Class decorator: make ``cls`` the output format ``name`` (``--format name``).
+
+    Raises ``ValueError`` if ``name`` is already taken by another class.
+    """
+    key = name.lower()
+
+    def decorator(cls: _SinkT) -> _SinkT:
+        existing = _REGISTRY.get(key)
+        if existing is not None and existing is not cls:
+            raise ValueError(f"register_sink: name {key!r} is already registered to "
+                             f"{existing.__module__}.{existing.__qualname__}; choose another name")
+        _REGISTRY[key] = cls
+        return cls
+
+    return decorator
+
+
+def unregister_sink(name: str) -> None:
+    """Remove the output format ``name`` (a plug-in's, or a test's); unknown names are ignored."""
+    _REGISTRY.pop(name.lower(), None)
+
+
+def list_sinks() -> list[str]:
+    """Registered format names in the order their files are written: those of :data:`DEFAULT_FORMATS` in its
+    order, then the others in the order they were registered."""
+    defaults = [name for name in DEFAULT_FORMATS if name in _REGISTRY]
+    return defaults + [name for name in _REGISTRY if name not in DEFAULT_FORMATS]
+
+
+def get_sink(name: str) -> Sink:
+    """A sink of the format ``name`` (case-insensitive).
+
+    Raises
+    ------
+    OptionError
+        ``name`` is not registered (option ``format``; the message lists the formats).
+    """
+    cls = _REGISTRY.get(str(name).lower())
+    if cls is None:
+        raise OptionError("format", name, f"one or more of {', '.join(list_sinks())}")
+    return cls()
+
+
+def chosen_sinks(formats: Iterable[str]) -> list[Sink]:
+    """The sinks of ``formats``, in the order of :func:`list_sinks`."""
+    chosen = {str(f).lower() for f in formats}
+    for name in sorted(chosen):
+        get_sink(name)  # an unknown name is refused before any file is written
+    return [get_sink(name) for name in list_sinks() if name in chosen]
+
+
+def probability_sinks() -> list[str]:
+    """The formats that write the probabilities."""
+    return [name for name in list_sinks() if _REGISTRY[name].writes_probabilities]
+
+
+def wants_false_colour(formats: Iterable[str]) -> bool:
+    """Whether a sink of ``formats`` needs the false-colour bands kept by the tile pass."""
+    return any(sink.wants_rgb for sink in chosen_sinks(formats))
+

@@ -1,0 +1,111 @@
+"""The output-format registry (:mod:`hsi.sinks.registry`): a sink registered from outside the package is a
+``--format`` choice of ``hsi infer`` and writes its file, with no change to the option table or any package file."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from hsi.errors import OptionError
+from hsi.sinks import (DEFAULT_FORMATS, FinishedMaps, MapLayout, Sink, get_sink, list_sinks, register_sink,
+                       unregister_sink)
+from tests import helpers
+
+SCENE = {"height": 24, "width": 20, "bands": 8, "n_classes": 3, "seed": 2, "parcel_size": 8.0}
+
+
+class ClassCounts(Sink):
+    """``class_counts.csv``: the pixels of each id of the label map (0: no-data), read strip by strip."""
+
+    def files(self, layout: MapLayout) -> tuple[str, ...]:
+        return ("class_counts.csv",)
+
+    def bytes_needed(self, layout: MapLayout) -> int:
+        return 64 * (layout.num_classes + 2)
+
+    def write(self, folder, maps: FinishedMaps) -> None:
+        counts = np.zeros(len(maps.names), dtype=np.int64)
+        for start in range(0, maps.labels.shape[0], 256):
+            counts += np.bincount(np.asarray(maps.labels[start:start + 256]).ravel(), minlength=len(maps.names))
+        text = io.StringIO()
+        writer = csv.writer(text, lineterminator="\n")
+        writer.writerow(["id", "class", "pixels"])
+        writer.writerows([i, name, int(n)] for i, (name, n) in enumerate(zip(maps.names, counts)))
+        (folder / "class_counts.csv").write_text(text.getvalue(), encoding="utf-8")
+
+
+@pytest.fixture
+def counts_sink():
+    """The toy format ``counts``, registered for one test."""
+    register_sink("counts")(ClassCounts)
+    yield "counts"
+    unregister_sink("counts")
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    dm = helpers.quiet_datamodule(scene="synthetic", scene_options=SCENE, patch_size=5, block_size=8,
+                                  fractions=(0.5, 0.25, 0.25), batch_size=64, seed=0)
+    return helpers.train_checkpoint(tmp_path_factory.mktemp("sinks") / "cnn.ckpt", dm, "cnn2d")
+
+
+def _infer(hsi_main, ckpt, cwd, out, *extra):
+    code, _, err = hsi_main(["infer", "--checkpoint", str(ckpt), "--out", out, "--accelerator", "cpu",
+                             "--no-progress", *extra], cwd)
+    assert code == 0, err
+    return cwd / out
+
+
+def test_a_sink_registered_outside_the_package_is_a_format_choice_and_writes_its_file(counts_sink, ckpt, hsi_main,
+                                                                                      tmp_path):
+    from hsi.transaction import verify_manifest
+
+    default = _infer(hsi_main, ckpt, tmp_path, "default")
+    assert "class_counts.csv" not in {p.name for p in default.iterdir()}  # not a default format
+    counts = _infer(hsi_main, ckpt, tmp_path, "counts", "--format", "counts")
+    assert {p.name for p in counts.iterdir()} == {"class_counts.csv", "metrics.json", "inference.json"}
+    with open(counts / "class_counts.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    labels = np.load(default / "labels.npy")
+    assert [int(r["pixels"]) for r in rows] == np.bincount(labels.ravel(), minlength=SCENE["n_classes"] + 1).tolist()
+    assert rows[0]["class"] == "Unclassified" and len(rows) == SCENE["n_classes"] + 1
+    manifest = json.loads((counts / "inference.json").read_text())
+    assert manifest["options"]["format"] == ["counts"] and verify_manifest(counts, "inference.json") == {}
+    _infer(hsi_main, ckpt, tmp_path, "counts", "--format", "counts", "--overwrite")  # its file is hsi's to replace
+    # the command line's choices are the registry's: an unknown format lists the plug-in's
+    code, _, err = hsi_main(["infer", "--checkpoint", str(ckpt), "--out", "x", "--format", "tif"], tmp_path)
+    assert code == 2 and "expected one of npy, envi, gtiff, png, counts" in err
+
+
+def test_the_option_table_does_not_list_the_format_choices():
+    """So that a plug-in's format needs no regenerated table (the choices are read from the registry at parse time)."""
+    from hsi.cli.table import table_specs
+
+    fmt = next(s for s in table_specs("infer.options") if s.param == "format")
+    assert fmt.choices is None and fmt.default == DEFAULT_FORMATS
+
+
+def test_the_registry_refuses_a_taken_name_and_names_unknown_formats(counts_sink):
+    assert list_sinks() == ["npy", "envi", "gtiff", "png", "counts"]  # the defaults first, in the order written
+    register_sink("counts")(ClassCounts)  # the same class again: no change
+    with pytest.raises(ValueError, match="'png' is already registered"):
+        register_sink("png")(ClassCounts)
+    with pytest.raises(OptionError, match="format: 'csv': one or more of npy, envi, gtiff, png, counts"):
+        get_sink("csv")
+    unregister_sink("counts")
+    assert "counts" not in list_sinks()
+
+
+@pytest.mark.parametrize(("probabilities", "rgb"), [(False, False), (True, True)])
+def test_each_builtin_sink_lists_the_files_of_its_layout(probabilities, rgb):
+    layout = MapLayout((10, 20), 4, np.dtype(np.uint8), probabilities, rgb)
+    files = {name: set(get_sink(name).files(layout)) for name in DEFAULT_FORMATS}
+    assert files["npy"] == {"labels.npy", "confidence.npy"} | ({"probabilities.npy"} if probabilities else set())
+    assert files["envi"] == {"classification.img", "classification.hdr"}
+    assert files["gtiff"] == {"labels.tif", "labels.tif.aux.xml", "confidence.tif"} | (
+        {"probabilities.tif"} if probabilities else set())
+    assert files["png"] == {"map.png", "confidence.png"} | ({"false_color.png"} if rgb else set())
