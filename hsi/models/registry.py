@@ -15,6 +15,7 @@ from typing import TypeVar
 from torch import nn
 
 from hsi._checks import not_an_option
+from hsi._registry import add_unique
 from hsi.errors import UnknownModelError  # noqa: F401 - re-exported
 
 __all__ = [
@@ -47,13 +48,7 @@ def register_model(name: str) -> Callable[[_ModelT], _ModelT]:
     key = name.lower()
 
     def decorator(cls: _ModelT) -> _ModelT:
-        existing = _REGISTRY.get(key)
-        if existing is not None and existing is not cls:
-            raise ValueError(
-                f"register_model: name {key!r} is already registered to "
-                f"{existing.__module__}.{existing.__qualname__}; choose another name"
-            )
-        _REGISTRY[key] = cls
+        add_unique(_REGISTRY, key, cls, "register_model")
         return cls
 
     return decorator

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from hsi._registry import add_unique
 from hsi.errors import OptionError
 
 __all__ = ["DEFAULT_FORMATS", "FinishedMaps", "MapLayout", "Sink", "chosen_sinks", "get_sink",
@@ -168,11 +169,7 @@ def register_sink(name: str) -> Callable[[_SinkT], _SinkT]:
     key = name.lower()
 
     def decorator(cls: _SinkT) -> _SinkT:
-        existing = _REGISTRY.get(key)
-        if existing is not None and existing is not cls:
-            raise ValueError(f"register_sink: name {key!r} is already registered to "
-                             f"{existing.__module__}.{existing.__qualname__}; choose another name")
-        _REGISTRY[key] = cls
+        add_unique(_REGISTRY, key, cls, "register_sink")
         return cls
 
     return decorator

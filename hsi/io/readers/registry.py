@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+from hsi._registry import add_unique
 from hsi.errors import CubeFormatError, DatasetNotFoundError, HSIError
 from hsi.io.discovery import ArrayInfo
 from hsi.io.source import RawSource
@@ -126,16 +127,12 @@ def register_reader(cls: _ReaderT) -> _ReaderT:
     """
     if not (isinstance(cls, type) and issubclass(cls, Reader)) or not cls.name:
         raise TypeError(f"register_reader: {cls!r} is not a Reader subclass with a name")
-    existing = _REGISTRY.get(cls.name)
-    if existing is not None and existing is not cls:
-        raise ValueError(f"register_reader: name {cls.name!r} is already registered to "
-                         f"{existing.__module__}.{existing.__qualname__}; choose another name")
     for other in _REGISTRY.values():
         taken = other.suffixes & cls.suffixes
         if other is not cls and other.name != cls.name and taken:
             raise ValueError(f"register_reader: suffix(es) {sorted(taken)} of {cls.name!r} are already read by "
                              f"{other.name!r}")
-    _REGISTRY[cls.name] = cls
+    add_unique(_REGISTRY, cls.name, cls, "register_reader")
     return cls
 
 
