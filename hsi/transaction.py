@@ -43,7 +43,6 @@ The rules it applies:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -61,6 +60,7 @@ from hsi._atomic import (
     remove_stale_temporaries,
     write_json_atomic,
 )
+from hsi._identity import full_sha256
 from hsi.errors import DiskFullError, OverwriteError, RunOutputError
 
 __all__ = ["MANIFEST_FORMAT", "Staging", "Transaction", "begin", "check_target", "disk_full_as_error",
@@ -73,7 +73,6 @@ MANIFEST_FORMAT = "hsi.outputs"
 STAGING_RE = re.compile(r"^\.(?P<name>.+)\.staging-(?P<pid>\d+)$")
 #: memory-mapped maps of earlier versions, written inside the output folder
 _LEGACY_PARTIAL_RE = re.compile(r"^\..+\.npy\.partial$")
-_HASH_BLOCK = 1 << 20
 
 
 def _absolute(out: str | Path) -> Path:
@@ -82,11 +81,7 @@ def _absolute(out: str | Path) -> Path:
 
 def file_record(path: Path) -> dict[str, Any]:
     """``{"size": bytes, "sha256": hex}`` of one file."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(_HASH_BLOCK), b""):
-            digest.update(block)
-    return {"size": path.stat().st_size, "sha256": digest.hexdigest()}
+    return {"size": path.stat().st_size, "sha256": full_sha256(path)}
 
 
 def read_manifest(folder: Path, manifest: str) -> dict[str, Any] | None:
@@ -424,9 +419,10 @@ def staged(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite:
         raise on_interrupt(txn, err) from None
     except BaseException as err:
         txn.abort()
-        if isinstance(err, Exception) and not isinstance(err, DiskFullError) and is_disk_full(err):
-            raise disk_full_error(txn.target, txn.needed, what) from err
-        raise
+        full = _as_disk_full(err, txn.target, txn.needed, what) if isinstance(err, Exception) else None
+        if full is None:
+            raise
+        raise full from err
     if not txn.committed:
         txn.abort()
 
@@ -518,9 +514,16 @@ def disk_full_as_error(folder: str | Path, needed: int | None, what: str) -> Ite
     """Turn a full disk inside the block (ENOSPC, HDF5's "No space left") into one :class:`DiskFullError`."""
     try:
         yield
-    except DiskFullError:
-        raise
     except (OSError, RuntimeError) as err:
-        if not is_disk_full(err):
+        full = _as_disk_full(err, folder, needed, what)
+        if full is None:
             raise
-        raise disk_full_error(folder, needed, what) from err
+        raise full from err
+
+
+def _as_disk_full(err: BaseException, folder: str | Path, needed: int | None, what: str) -> DiskFullError | None:
+    """The one :class:`DiskFullError` for ``err`` when it is a full disk (:func:`hsi._atomic.is_disk_full`) not yet
+    said as one; None otherwise."""
+    if isinstance(err, DiskFullError) or not is_disk_full(err):
+        return None
+    return disk_full_error(folder, needed, what)

@@ -19,7 +19,7 @@ hashed again. Files found under an alternative name (another form of the data) h
 reference and are not checked; nor are any with ``checksum=False`` (a scene option, for a
 deliberate re-save under the registry name). Either way the shapes are checked after
 loading. Downloads are always verified before they are placed (:func:`fetch`, with pooch's
-downloaders and ``pooch.file_hash``).
+downloaders; the SHA-256 is :func:`sha256sum`'s, as for a file already present).
 """
 
 from __future__ import annotations
@@ -152,9 +152,10 @@ def file_sha256(path: str | os.PathLike) -> str:
 
     Kept by hand (pooch re-hashes a present file on every call): hashing runs at about
     0.7 s per GB (measured on the 2-core development machine, a 256 MiB file in the page
-    cache: 0.66 s/GB with :func:`sha256sum`, 0.71 s/GB with ``pooch.file_hash``), which is
-    4 ms for the largest checksummed registry file (6 MB) but seconds on every load for a
-    registered scene of several GB; remembered, a file already checked costs a ``stat``.
+    cache: 0.66 s/GB with :func:`sha256sum`, the package's one file hash, also used for
+    downloads; 0.71 s/GB with ``pooch.file_hash``), which is 4 ms for the largest checksummed
+    registry file (6 MB) but seconds on every load for a registered scene of several GB;
+    remembered, a file already checked costs a ``stat``.
     """
     p = Path(path).resolve()
     identity = _identity(p.stat())
@@ -229,7 +230,7 @@ def _check_download(url: str, tmp: Path, dest: Path, spec: RemoteFile | None) ->
         raise IntegrityError(f"download of {url}: got {n_bytes} bytes, expected {spec.size} for {spec.filename}; "
                              f"nothing was saved to {dest}")
     if spec.sha256 is not None:
-        found = _pooch().file_hash(str(tmp), alg="sha256")
+        found = sha256sum(tmp)
         if found != spec.sha256.lower():
             raise IntegrityError(f"download of {url}: SHA-256 {found}, expected {spec.sha256} for "
                                  f"{spec.filename}; nothing was saved to {dest}")
@@ -243,7 +244,7 @@ def fetch(
     pooch's downloaders fetch the bytes (http, https, ftp; ``file://`` is copied) into a
     temporary file in ``dest``'s folder (:func:`hsi._atomic.atomic_path`), with a progress
     bar of the package's own (:func:`hsi._progress.progress_bar`: a bar on a terminal, a few
-    lines when piped); ``pooch.file_hash`` computes its SHA-256. Only when the size and
+    lines when piped); :func:`sha256sum` computes its SHA-256. Only when the size and
     SHA-256 (those of ``spec`` that are known) match is it renamed to ``dest``; on any
     failure the temporary file is removed and nothing is left at ``dest``.
     ``pooch.retrieve`` is not used: it re-downloads a present file whose hash differs, where

@@ -203,10 +203,8 @@ def get_sink(name: str) -> Sink:
 
 def chosen_sinks(formats: Iterable[str]) -> list[Sink]:
     """The sinks of ``formats``, in the order of :func:`list_sinks`."""
-    chosen = {str(f).lower() for f in formats}
-    for name in sorted(chosen):
-        get_sink(name)  # an unknown name is refused before any file is written
-    return [get_sink(name) for name in list_sinks() if name in chosen]
+    chosen = {name: get_sink(name) for name in sorted({str(f).lower() for f in formats})}  # unknown: refused here
+    return [chosen[name] for name in list_sinks() if name in chosen]
 
 
 def probability_sinks() -> list[str]:

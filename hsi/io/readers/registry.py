@@ -13,6 +13,7 @@ theirs inside their methods, so the command line's early checks stay fast.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
@@ -26,7 +27,7 @@ __all__ = ["Reader", "class_names_of", "files_of", "find_reader", "get_reader", 
            "list_readers", "open_source", "register_reader", "supported", "unregister_reader"]
 
 
-class Reader:
+class Reader(abc.ABC):
     """One file format: how to recognise it, open its cube, list its arrays, read its labels.
 
     Subclass, set the class attributes, implement :meth:`open` (the rest has defaults that
@@ -64,9 +65,9 @@ class Reader:
         """An error saying why an unrecognised ``path`` that looks like this format cannot be read, or None."""
         return None
 
+    @abc.abstractmethod
     def open(self, path: Path, key: str | None, georef: str) -> RawSource:
         """The raw 3-D source of ``path`` (lazy where the format allows); ``georef`` "check" or "ignore"."""
-        raise NotImplementedError
 
     def list_arrays(self, path: Path) -> list[ArrayInfo]:
         """The arrays ``path`` holds, without reading them (default: the one image :meth:`open` finds)."""
