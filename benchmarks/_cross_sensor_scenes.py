@@ -198,34 +198,54 @@ def crops(width: int, n: int = len(SENSORS), view: float = VIEW) -> list[slice]:
     return [slice(int(s), int(s) + cols) for s in starts]
 
 
-def render_sensors(folder: str | Path, seed: int = 0, size: tuple[int, int] = SIZE, noise: bool = True,
-                   sensors: dict[str, Sensor] | None = None) -> dict[str, Path]:
-    """Write one HDF5 file per sensor (``<folder>/<name>.h5``) of the landscape ``size``; returns ``{name: path}``.
-
-    The same ``(seed, size, noise)`` always gives the same files; existing files are replaced.
-    """
+def _write_sensor(path: Path, sensor: Sensor, values: np.ndarray, labels: np.ndarray, names: list[str],
+                  source: str) -> Path:
+    """One sensor's HDF5 file (datasets ``cube`` and ``labels``), declaring what the sensor declares."""
     import h5py
 
     from hsi.io import write_h5
 
+    path = write_h5(path, values, labels=labels, wavelengths=sensor.wavelengths, class_names=names, source=source,
+                    overwrite=True)
+    with h5py.File(path, "r+") as handle:
+        attrs = handle["cube"].attrs
+        if "fwhm" in sensor.declares:
+            attrs["fwhm"] = sensor.widths
+        if "units" in sensor.declares:
+            attrs["units"] = sensor.units
+    return path
+
+
+def render_sensors(folder: str | Path, seed: int = 0, size: tuple[int, int] = SIZE, noise: bool = True,
+                   sensors: dict[str, Sensor] | None = None, controls: bool = False) -> dict[str, Path]:
+    """Write one HDF5 file per sensor (``<folder>/<name>.h5``) of the landscape ``size``; returns ``{name: path}``.
+
+    ``controls``: also every sensor's view of every other sensor's crop, ``<folder>/<S>-on-<T>.h5`` (key
+    ``"S-on-T"``): the same parcels as ``T.h5`` seen by sensor ``S``, the same-sensor control of a checkpoint
+    trained on ``S`` and applied to ``T``. The same ``(seed, size, noise)`` always gives the same files; existing
+    files are replaced.
+    """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     sensors = SENSORS if sensors is None else sensors
     scene = landscape(size, seed)
     fine = scene.cube.data
     names = [str(n) for n in scene.class_names]
+    views = crops(size[1], len(sensors))
     paths: dict[str, Path] = {}
-    for i, ((name, sensor), cols) in enumerate(zip(sensors.items(), crops(size[1], len(sensors)))):
+    for i, ((name, sensor), cols) in enumerate(zip(sensors.items(), views)):
         rng = np.random.default_rng([seed, i]) if noise else None
         values = sensor_values(sensor, fine[:, cols], scene.cube.wavelengths, rng)
-        path = write_h5(folder / f"{name}.h5", values, labels=scene.labels[:, cols], wavelengths=sensor.wavelengths,
-                        class_names=names, source=f"bench_cross_sensor sensor {name}: {sensor.description}",
-                        overwrite=True)
-        with h5py.File(path, "r+") as handle:
-            attrs = handle["cube"].attrs
-            if "fwhm" in sensor.declares:
-                attrs["fwhm"] = sensor.widths
-            if "units" in sensor.declares:
-                attrs["units"] = sensor.units
-        paths[name] = path
+        paths[name] = _write_sensor(folder / f"{name}.h5", sensor, values, scene.labels[:, cols], names,
+                                    f"bench_cross_sensor sensor {name}: {sensor.description}")
+    if controls:
+        for i, (name, sensor) in enumerate(sensors.items()):
+            for j, (other, cols) in enumerate(zip(sensors, views)):
+                if other == name:
+                    continue
+                rng = np.random.default_rng([seed, i, 100 + j]) if noise else None
+                values = sensor_values(sensor, fine[:, cols], scene.cube.wavelengths, rng)
+                paths[f"{name}-on-{other}"] = _write_sensor(
+                    folder / f"{name}-on-{other}.h5", sensor, values, scene.labels[:, cols], names,
+                    f"bench_cross_sensor sensor {name} on the view of {other}: {sensor.description}")
     return paths

@@ -20,9 +20,15 @@ YAML; what that ran, ``metrics.json["collection"]``, is in the JSON rows as ``ra
 (``collection``: one scaling fitted on the training scene; ``scene``: every scene scaled on its
 own valid pixels). ``infer`` trains on the training sensor's cube alone (its in-scene run) and maps the test
 sensor's cube with ``hsi infer`` (held-out OA: every labelled pixel of that cube): the default model's checkpoint
-resamples the cube onto its bands; a wavelength-aware model (``anyband``) reads the cube on its own bands. A test
-cube reaching beyond the training sensor's range is cut to it first (``TEST-within-TRAIN.h5``), as a user would (the
-wavelength-aware model refuses bands outside the range it was trained on). The default plan:
+resamples the cube onto its bands; a wavelength-aware model (``anyband``) reads the cube on its own bands.
+``infer`` runs ``hsi infer`` as it is (``--preprocess auto``), ``infer/checkpoint`` and ``infer/scene`` with
+``--preprocess checkpoint`` / ``scene``. Each infer run has a control: the same checkpoint mapping the same parcels
+(the test sensor's crop) seen by the training sensor (``TRAIN-on-TEST.h5``); the target is a held-out OA within
+5 points of the control on every pair. A test
+cube reaching beyond the training sensor's range is cut to it first (``TEST-within-TRAIN.h5``), as a user would. A
+fixed-band model whose test sensor does not cover the training sensor's range is trained again with
+``--wavelength-range`` on the range both cover (the fix ``hsi infer``'s refusal names; the row says
+``wavelength_range``). The default plan:
 
 - the default model (``--model`` not given): ``default`` and every
   {none, brightness, l2, derivative, derivative+l2} x {collection, scene};
@@ -68,10 +74,14 @@ PREPROCESS = ("collection", "scene")
 DEFAULT_VARIANT = "default"
 #: train on the training sensor's cube alone, then ``hsi infer`` that checkpoint on the test sensor's cube
 INFER_VARIANT = "infer"
-VARIANTS = (DEFAULT_VARIANT, *(f"{n}/{p}" for p in PREPROCESS for n in NORMALIZE), INFER_VARIANT)
+#: the infer variants and the ``hsi infer --preprocess`` each gives ("infer": the default, auto)
+INFER_VARIANTS = {INFER_VARIANT: "auto", "infer/checkpoint": "checkpoint", "infer/scene": "scene"}
+VARIANTS = (DEFAULT_VARIANT, *(f"{n}/{p}" for p in PREPROCESS for n in NORMALIZE), *INFER_VARIANTS)
 #: the variants each model gets without --variants
 PLAN_VARIANTS = {"default": VARIANTS, "svm": (DEFAULT_VARIANT, *(f"{n}/scene" for n in NORMALIZE)),
                  "cnn2d": (DEFAULT_VARIANT, "brightness/collection"), "anyband": (INFER_VARIANT,)}
+#: an infer variant's held-out OA should be within this many points of its same-sensor control on every pair
+CONTROL_POINTS = 0.05
 QUICK_VARIANTS = (DEFAULT_VARIANT, "brightness/collection")
 QUICK_MODELS = ("default", "svm")
 #: epochs of the deep models (the classical ones ignore them); --quick: QUICK_EPOCHS
@@ -103,7 +113,7 @@ def _variant(text: str) -> str:
 
 def variant_options(variant: str) -> tuple[str | None, str | None]:
     """``(normalize, preprocess)`` of a variant; None: not given (``hsi train``'s default)."""
-    if variant in (DEFAULT_VARIANT, INFER_VARIANT):
+    if variant == DEFAULT_VARIANT or variant in INFER_VARIANTS:
         return None, None
     normalize, preprocess = variant.split("/")
     return normalize, preprocess
@@ -172,10 +182,11 @@ def write_collection(folder: Path, train: str, test: str, preprocess: str | None
     return path
 
 
-def infer_argv(checkpoint: Path, cube: Path) -> list[str]:
+def infer_argv(checkpoint: Path, cube: Path, preprocess: str = "auto") -> list[str]:
     """``hsi infer`` arguments of an infer-variant run (``--out`` apart): the test cube with its own labels."""
     return ["infer", "--checkpoint", str(checkpoint), "--cube", str(cube), "--labels", str(cube), "--cube-key", "cube",
-            "--labels-key", "labels", "--accelerator", "cpu", "--no-progress", "--overwrite"]
+            "--labels-key", "labels", "--accelerator", "cpu", "--no-progress", "--overwrite", "--format", "npy",
+            "--preprocess", preprocess]
 
 
 def within(path: Path, train: str, test: str) -> Path:
@@ -202,30 +213,79 @@ def within(path: Path, train: str, test: str) -> Path:
     return out
 
 
-def run_infer(spec: dict, in_scene: dict, paths: dict[str, Path], out: Path) -> dict:
-    """``hsi infer`` of the training sensor's in-scene checkpoint on the test sensor's cube: the held-out OA is that
-    of every labelled pixel of the test cube (``metrics.json["labeled"]``), and what ``inference.json`` says of the
-    bands (read on their own by a wavelength-aware network, else resampled)."""
+def _infer_once(checkpoint: Path, cube: Path, preprocess: str, folder: Path) -> dict:
+    """One ``hsi infer`` run into ``folder``: every labelled pixel's OA, the bands and preprocessing it ran."""
     from hsi.cli import main as hsi_main
 
-    if in_scene.get("error") or not in_scene.get("out"):
-        return {"held_out_oa": None, "error": f"in-scene run failed: {in_scene.get('error')}"}
-    cube = within(paths[spec["test"]], spec["train"], spec["test"])
-    folder = Path(in_scene["out"]).parent / f"infer-{Path(in_scene['out']).name}-{cube.stem}"
     t0 = time.perf_counter()
     with open(f"{folder}.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
         try:
-            status = hsi_main([*infer_argv(Path(in_scene["out"]) / "best.ckpt", cube), "--out", str(folder)])
+            status = hsi_main([*infer_argv(checkpoint, cube, preprocess), "--out", str(folder)])
             error = None if status == 0 else f"exit {status}"
         except Exception as err:  # one broken run is reported, and the others still run
             error = f"{type(err).__name__}: {err}"
+    if error is not None and error.startswith("exit"):  # the command's own error line says why
+        said = [line for line in Path(f"{folder}.log").read_text().splitlines() if line.startswith("error:")]
+        error += f" ({said[-1][:200]})" if said else ""
+    seconds = round(time.perf_counter() - t0, 1)
     if error is not None:
-        return {"held_out_oa": None, "error": error, "seconds": round(time.perf_counter() - t0, 1)}
+        return {"oa": None, "error": error, "seconds": seconds}
     metrics = json.loads((folder / "metrics.json").read_text())
-    bands = json.loads((folder / "inference.json").read_text()).get("bands") or {}
-    return {"held_out_oa": (metrics.get("labeled") or {}).get("oa"), "bands": bands.get("method"),
-            "test_cube": cube.name, "error": None, "seconds": round(time.perf_counter() - t0, 1),
-            "model_name": in_scene.get("model_name"), "out": str(folder)}
+    record = json.loads((folder / "inference.json").read_text())
+    return {"oa": (metrics.get("labeled") or {}).get("oa"), "bands": (record.get("bands") or {}).get("method"),
+            "fitted_on": (record.get("preprocessing") or {}).get("fitted_on"), "error": None, "seconds": seconds}
+
+
+def common_range(train: str, test: str) -> tuple[float, float] | None:
+    """The band range both sensors cover, when the test sensor's does not cover the training sensor's (a
+    fixed-band checkpoint of the whole training range cannot map it: ``hsi infer`` says to train on this range)."""
+    a, b = SENSORS[train], SENSORS[test]
+    if b.first <= a.first and b.last >= a.last:
+        return None
+    return max(a.first, b.first), min(a.last, b.last)
+
+
+def infer_checkpoint(spec: dict, in_scene: dict, paths: dict[str, Path], out: Path, args: argparse.Namespace,
+                     recipe: dict) -> tuple[Path | None, dict]:
+    """The checkpoint an infer variant maps with: the training sensor's in-scene one, or, for a fixed-band model
+    and a test sensor that does not cover its range, one trained with ``--wavelength-range`` on the range both
+    cover (what the refusal of ``hsi infer`` tells a user to do); and what was trained."""
+    span = None if spec["model"] == "anyband" else common_range(spec["train"], spec["test"])
+    if span is None:
+        run = in_scene
+    else:
+        argv = [*in_scene_argv(spec | {"normalize": None}, paths[spec["train"]], args),
+                "--wavelength-range", f"{span[0]:g}", f"{span[1]:g}"]
+        run = run_train(argv, out, recipe)
+    if run.get("error") or not run.get("out"):
+        return None, {"error": f"training run failed: {run.get('error')}"}
+    folder = Path(run["out"])
+    checkpoint = folder / "best.ckpt" if (folder / "best.ckpt").exists() else folder / "model.npz"  # classical
+    return checkpoint, {"wavelength_range": span}
+
+
+def run_infer(spec: dict, in_scene: dict, paths: dict[str, Path], out: Path, args: argparse.Namespace,
+              recipe: dict) -> dict:
+    """``hsi infer`` of the training sensor's checkpoint (:func:`infer_checkpoint`) on the test sensor's cube, and on
+    the same parcels seen by the training sensor (the control, ``TRAIN-on-TEST.h5``): the held-out OA is that of
+    every labelled pixel of the test cube (``metrics.json["labeled"]``), ``control_oa`` the control's; what
+    ``inference.json`` says of the bands (read on their own by a wavelength-aware network, else resampled) and the
+    scaling."""
+    if in_scene.get("error") or not in_scene.get("out"):
+        return {"held_out_oa": None, "error": f"in-scene run failed: {in_scene.get('error')}"}
+    preprocess = INFER_VARIANTS[spec["variant"]]
+    checkpoint, trained = infer_checkpoint(spec, in_scene, paths, out, args, recipe)
+    if checkpoint is None:
+        return {"held_out_oa": None, **trained}
+    cube = within(paths[spec["test"]], spec["train"], spec["test"])
+    tag = f"infer-{checkpoint.parent.name}-{preprocess}"
+    held = _infer_once(checkpoint, cube, preprocess, out / f"{tag}-{cube.stem}")
+    control = _infer_once(checkpoint, paths[f"{spec['train']}-on-{spec['test']}"], preprocess,
+                          out / f"{tag}-control-{spec['test']}")
+    drop = None if held["oa"] is None or control["oa"] is None else control["oa"] - held["oa"]
+    return {"held_out_oa": held["oa"], "control_oa": control["oa"], "control_drop": drop, "bands": held.get("bands"),
+            "fitted_on": held.get("fitted_on"), "test_cube": cube.name, "error": held["error"] or control["error"],
+            "seconds": held["seconds"] + control["seconds"], "model_name": in_scene.get("model_name"), **trained}
 
 
 def scene_recipe(args: argparse.Namespace) -> dict:
@@ -314,12 +374,17 @@ def summarize(rows: list[dict], target: float = TARGET) -> list[dict]:
         done = [r for r in group if r.get("ratio") is not None]
         worst = min(done, key=lambda r: r["ratio"]) if done else None
         missing = [f"{r['train']}->{r['test']}" for r in group if r.get("ratio") is None]
+        drops = [r["control_drop"] for r in group if r.get("control_drop") is not None]
+        refused = [r for r in group if str(r.get("error") or "").startswith("exit 2")]  # one error: line, no map
         out.append({"model": model, "variant": variant, "pairs": len(group),
                     "min_ratio": None if worst is None else worst["ratio"],
                     "worst_pair": None if worst is None else f"{worst['train']}->{worst['test']}",
                     "mean_held_out_oa": (sum(r["held_out_oa"] for r in done) / len(done)) if done else None,
                     "all_pass": bool(done) and not missing and all(r["ratio"] >= target for r in done),
-                    "missing": missing})
+                    "missing": missing,
+                    "max_control_drop": max(drops) if drops else None, "refused": len(refused),
+                    "within_control": (len(drops) + len(refused) == len(group) and max(drops) <= CONTROL_POINTS)
+                    if drops else None})
     return out
 
 
@@ -366,6 +431,33 @@ def print_table(rows: list[dict], summary: list[dict], file=None) -> None:
         p("")
         p(f"Default model, best variant by minimum ratio: {best['variant']} ({best['min_ratio']:.3f}, worst pair "
           f"{best['worst_pair']}).")
+    print_controls(rows, summary, p)
+
+
+def print_controls(rows: list[dict], summary: list[dict], p) -> None:
+    """The infer variants against their same-sensor controls: per pair the held-out OA % and the control's, then
+    per model and variant the largest drop and whether every pair is within :data:`CONTROL_POINTS`."""
+    infer = [r for r in rows if r["variant"] in INFER_VARIANTS]
+    if not infer:
+        return
+    p("")
+    p("| pair | model | variant (hsi infer --preprocess) | held-out OA % | same parcels, own sensor % | drop (points) "
+      "| scaling |")
+    p("|---|---|---|---|---|---|---|")
+    for r in infer:
+        drop = "-" if r.get("control_drop") is None else f"{100 * r['control_drop']:.1f}"
+        held = _pct(r.get("held_out_oa")) if not r.get("error") else f"failed: {r['error']}"
+        scaling = "own pixels" if str(r.get("fitted_on") or "").startswith("this") else "checkpoint's"
+        p(f"| {r['train']}->{r['test']} | {r['model']} | {r['variant']} ({INFER_VARIANTS[r['variant']]}) | {held} "
+          f"| {_pct(r.get('control_oa'))} | {drop} | {scaling} |")
+    p("")
+    p(f"| model | variant | largest drop (points) | within {100 * CONTROL_POINTS:.0f} points on every pair |")
+    p("|---|---|---|---|")
+    for s in summary:
+        if s["variant"] in INFER_VARIANTS:
+            worst = "-" if s.get("max_control_drop") is None else f"{100 * s['max_control_drop']:.1f}"
+            refused = f" ({s['refused']} refused)" if s.get("refused") else ""
+            p(f"| {s['model']} | {s['variant']} | {worst} | {'yes' if s.get('within_control') else 'no'}{refused} |")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -406,7 +498,8 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, specs: list[dict], folder: Path, argv: list[str]) -> int:
     """Render the sensors, run the in-scene then the held-out trainings, print the tables, write the JSON."""
     t0 = time.perf_counter()
-    paths = render_sensors(folder / "scenes", seed=args.scene_seed, size=tuple(args.size))
+    paths = render_sensors(folder / "scenes", seed=args.scene_seed, size=tuple(args.size),
+                           controls=any(s["variant"] in INFER_VARIANTS for s in specs))
     recipe = scene_recipe(args)
     scene_runs, held_runs = in_scene_specs(specs), []
     total = len(scene_runs) + len(specs)
@@ -419,9 +512,9 @@ def _run(args: argparse.Namespace, specs: list[dict], folder: Path, argv: list[s
         print(f"[{done}/{total}] in-scene {json.dumps(s)}", file=sys.stderr, flush=True)
     by_sensor = {(s["sensor"], s["model"], s["normalize"], s["epochs"]): s for s in scene_runs}
     for spec in specs:
-        if spec["variant"] == INFER_VARIANT:
+        if spec["variant"] in INFER_VARIANTS:
             trained = by_sensor[(spec["train"], spec["model"], spec["normalize"], spec["epochs"])]
-            held_runs.append({**spec, **run_infer(spec, trained, paths, folder / "runs")})
+            held_runs.append({**spec, **run_infer(spec, trained, paths, folder / "runs", args, recipe)})
         else:
             yaml_path = write_collection(folder / "scenes", spec["train"], spec["test"], spec["preprocess"], paths)
             res = run_train(held_out_argv(spec, yaml_path, args), folder / "runs", recipe)

@@ -16,14 +16,15 @@ import functools
 import importlib.util
 import math
 import numbers
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from hsi.errors import OptionError
 
 __all__ = ["COMPONENTS_ALLOWED", "RULES", "Rule", "band_indices", "boolean", "check_components", "check_int",
            "did_you_mean", "integer", "is_int", "logger_available", "not_an_option", "number", "odd_integer",
-           "parse_devices", "pca_components", "rule_of", "tensorboard_available"]
+           "parse_class_mapping", "parse_devices", "pca_components", "rule_of", "tensorboard_available",
+           "wavelength_range"]
 
 #: rule name -> the rule (named checks) or the function that makes one (``integer``); what :func:`rule_of` reads
 RULES: dict[str, Any] = {}
@@ -236,3 +237,40 @@ def logger_available(name: str, value: Any) -> None:
     if value == "tensorboard" and not tensorboard_available():
         raise OptionError(name, value, 'TensorBoard is not installed: pip install "hsi-lightning[tensorboard]" '
                           "(or use --logger csv)")
+
+
+@_named_rule
+def wavelength_range(name: str, value: Any) -> None:
+    """A check: two finite wavelengths ``MIN MAX`` in nm with ``0 <= MIN < MAX``, or None (every band)."""
+    if value is None:
+        return
+    ok = isinstance(value, (list, tuple)) and len(value) == 2 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in value)
+    if not ok or not 0 <= value[0] < value[1]:
+        shown = tuple(value) if isinstance(value, list) else value
+        raise OptionError(name, shown, "two band centres MIN MAX in nm with 0 <= MIN < MAX (the bands kept), or None "
+                                       "(every band)")
+
+
+def parse_class_mapping(items: Iterable[str] | Mapping[str, str] | None, flag: str = "classes") -> dict[str, str]:
+    """``["class_1=tree", "Rock=soil"]`` (or a mapping already) -> ``{"class_1": "tree", "Rock": "soil"}``: a label
+    map's classes renamed onto a checkpoint's (``hsi infer --classes``; checked before torch is imported).
+
+    Raises
+    ------
+    OptionError
+        An item without ``=``, an empty side, or a name given twice.
+    """
+    if items is None:
+        return {}
+    if isinstance(items, Mapping):
+        return {str(k): str(v) for k, v in items.items()}
+    out: dict[str, str] = {}
+    for item in items:
+        theirs, sep, ours = str(item).partition("=")
+        if not sep or not theirs.strip() or not ours.strip():
+            raise OptionError(flag, item, "THEIRS=OURS: a class name of the label map, '=', one of the checkpoint's")
+        if theirs.strip() in out:
+            raise OptionError(flag, item, f"each class of the label map once ({theirs.strip()!r} is given twice)")
+        out[theirs.strip()] = ours.strip()
+    return out

@@ -165,6 +165,14 @@ class GeoRefError(CubeFormatError):
     """A georeference that cannot be used: a transform without a CRS, a rotated grid, or two files on different grids."""
 
 
+class ClassMatchError(HSIError, ValueError):
+    """A label map whose classes cannot be matched to a checkpoint's: no shared name, and no names to match by id."""
+
+
+class DegenerateMapError(HSIError, ValueError):
+    """A map of another scene that is all one class while its labels hold several of the checkpoint's classes: the cube's values are not what the network was trained on."""
+
+
 class CollectionError(HSIError, ValueError):
     """A scene collection (``scenes=``, its YAML file or pack) that cannot be used: unknown keys, duplicate names, bands or classes that do not combine."""
 
@@ -175,3 +183,7 @@ class NotHyperspectralWarning(UserWarning):
 
 class SceneShiftWarning(UserWarning):
     """A scene whose values, after the fitted preprocessing, lie far from the training scenes' (other units or value range)."""
+
+
+class ClassMatchWarning(UserWarning):
+    """Classes of a label map that a checkpoint never saw (not scored), or a map of another scene that is all one class."""

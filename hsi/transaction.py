@@ -20,8 +20,8 @@ The rules it applies:
   (same filesystem, so every move is a rename).
 - **Commit** (:meth:`Staging.commit`), in this order: checksums of the staged files; the
   old manifest removed; the staged files renamed into place and the old listed files that
-  this run did not write removed; the new manifest (each file's size and SHA-256) written
-  atomically, last; the staging folder removed. A journal ``.<manifest>.commit`` written
+  this run did not write removed; the new manifest (each file's size and SHA-256, and the versions
+  the run used: :func:`hsi._versions.package_versions`) written atomically, last; the staging folder removed. A journal ``.<manifest>.commit`` written
   before the old manifest goes names every file the commit touches, so the files of a
   commit that was killed are still known as hsi's (``--overwrite`` replaces them). Whenever the process dies, the folder
   either has the old manifest and the old files, or no manifest; a manifest never lists a
@@ -61,6 +61,7 @@ from hsi._atomic import (
     write_json_atomic,
 )
 from hsi._identity import full_sha256
+from hsi._versions import package_versions
 from hsi.errors import DiskFullError, OverwriteError, RunOutputError
 
 __all__ = ["MANIFEST_FORMAT", "Staging", "Transaction", "begin", "check_target", "disk_full_as_error",
@@ -279,7 +280,7 @@ class Staging:
                 _prune_empty(path, self.target)
         _test_hook("before-manifest")
         body = {"format": MANIFEST_FORMAT, "version": 1, "command": self.command, "status": status,
-                **(extra or {}), "files": records}
+                "versions": package_versions(), **(extra or {}), "files": records}
         write_json_atomic(self.target / self.manifest, body, indent=1)
         journal.unlink(missing_ok=True)
         shutil.rmtree(self.path, ignore_errors=True)

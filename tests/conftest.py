@@ -55,6 +55,30 @@ def hsi_main(monkeypatch, capsys):
     return call
 
 
+def pytest_sessionstart(session):
+    """The first line of the report, ``-q`` included: the versions this run tests (a failure on one machine and not
+    on another often starts there)."""
+    from hsi._versions import package_versions
+
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line("versions: " + ", ".join(f"{k} {v}" for k, v in package_versions().items()))
+
+
+@pytest.fixture(autouse=True)
+def _no_process_group_left():
+    """A test that leaves a ``torch.distributed`` process group alive fails: its gloo threads would still run while
+    the interpreter finalizes, the abort at exit that :mod:`hsi._distributed` exists to prevent."""
+    yield
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        from hsi._distributed import release_process_group
+
+        release_process_group()
+        pytest.fail("the test left a torch.distributed process group alive (released now)")
+
+
 @pytest.fixture(autouse=True)
 def _few_threads(monkeypatch):
     """Keep BLAS/torch from oversubscribing the two cores of CI machines."""

@@ -19,6 +19,11 @@ from typing import Any
 
 import numpy as np
 
+#: the longest a test's child process (``python -m hsi``, a DDP run, a docs build, a notebook cell) may take: a
+#: guard against a hang, not a speed check, so loose enough that a two-core machine at load 25, where a cold
+#: ``import torch`` alone can take a minute, never breaks it
+CHILD_TIMEOUT = 1200
+
 #: a synthetic scene small enough that a one-epoch spectral1d run takes a few seconds
 TINY_SCENE = {"height": 24, "width": 24, "bands": 8, "n_classes": 3, "seed": 1}
 

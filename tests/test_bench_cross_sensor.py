@@ -139,7 +139,7 @@ def test_quick_plan_has_every_ordered_pair(bench):
 def test_default_plan_gives_the_default_model_every_variant(bench):
     specs = bench.plan(bench.parser().parse_args([]))
     variants = {s["variant"] for s in specs if s["model"] == "default"}
-    assert variants == set(bench.VARIANTS) and len(variants) == 12
+    assert variants == set(bench.VARIANTS) and len(variants) == 14  # default, 10 NORMALIZE/PREPROCESS, 3 infer
     assert {s["model"] for s in specs} == {"default", "cnn2d", "svm", "anyband"}
     assert {s["variant"] for s in specs if s["model"] == "anyband"} == {"infer"}
     one = bench.plan(bench.parser().parse_args(["--models", "svm", "--variants", "default", "l2/scene",
@@ -245,3 +245,32 @@ def test_the_infer_variant_cuts_a_wider_test_cube_to_the_training_sensors_range(
     assert bench.within(rendered["A"], "C", "A") == rendered["A"]  # inside C's range: used as it is
     argv = bench.infer_argv(Path("run/best.ckpt"), cut)
     assert argv[:3] == ["infer", "--checkpoint", "run/best.ckpt"] and argv[argv.index("--labels") + 1] == str(cut)
+
+
+def test_the_controls_are_the_test_sensors_parcels_seen_by_the_training_sensor(scenes_module, tmp_path):
+    from hsi.io import read_cube, read_labels
+
+    paths = scenes_module.render_sensors(tmp_path, seed=0, size=(24, 40), controls=True)
+    assert sorted(k for k in paths if "-on-" in k) == ["A-on-B", "A-on-C", "B-on-A", "B-on-C", "C-on-A", "C-on-B"]
+    control, own, test = (read_cube(paths[k], key="cube") for k in ("A-on-B", "A", "B"))
+    np.testing.assert_allclose(control.wavelengths, own.wavelengths)  # the training sensor's bands
+    np.testing.assert_array_equal(read_labels(paths["A-on-B"], key="labels"), read_labels(paths["B"], key="labels"))
+    assert control.data.shape[:2] == test.data.shape[:2] and control.meta["units"] == own.meta["units"]
+
+
+def test_a_fixed_band_model_is_trained_on_the_range_both_sensors_cover(bench):
+    assert bench.common_range("A", "B") == (450.0, 2350.0)  # B does not reach A's ends
+    assert bench.common_range("B", "A") is None and bench.common_range("A", "C") is None
+    assert bench.common_range("C", "A") == (420.0, 2400.0)
+
+
+def test_summary_gives_the_largest_drop_from_the_control(bench):
+    rows = [{**_row(bench, "A", "B", 0.90, variant="infer"), "control_oa": 0.97, "control_drop": 0.07, "ratio": 0.9},
+            {**_row(bench, "B", "A", 0.95, variant="infer"), "control_oa": 0.96, "control_drop": 0.01, "ratio": 0.99}]
+    summary = bench.summarize(rows)[0]
+    assert summary["max_control_drop"] == pytest.approx(0.07) and summary["within_control"] is False
+    rows[0]["control_drop"] = 0.04
+    assert bench.summarize(rows)[0]["within_control"] is True
+    rows.append({**_row(bench, "C", "A", None, variant="infer"), "error": "exit 2 (error: ...)", "ratio": None})
+    summary = bench.summarize(rows)[0]
+    assert summary["within_control"] is True and summary["refused"] == 1  # refused in one line: no map to be wrong

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import CHILD_TIMEOUT
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 MARKER = "<!-- runnable -->"
@@ -140,7 +142,7 @@ def test_runnable_example(block, tmp_path):
     script = work / ("example.py" if block.language == "python" else "example.sh")
     script.write_text(block.code, encoding="utf-8")
     command = [sys.executable, script.name] if block.language == "python" else ["bash", "-e", "-o", "pipefail", script.name]
-    done = subprocess.run(command, cwd=work, env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    done = subprocess.run(command, cwd=work, env=_env(tmp_path), capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     assert done.returncode == 0, f"{block.name} exited with {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
@@ -154,7 +156,7 @@ def test_docs_build_without_warnings(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
          "-D", "nb_execution_mode=off", str(DOCS), str(out)],
-        cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=900,
+        cwd=ROOT, env=_env(tmp_path), capture_output=True, text=True, timeout=CHILD_TIMEOUT,
     )
     assert done.returncode == 0, f"sphinx exited with {done.returncode}:\n{done.stderr[-6000:]}"
     assert (out / "index.html").exists() and (out / "api" / "io.html").exists()

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import CHILD_TIMEOUT
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "docs" / "notebooks"
 #: what Lightning prints unless quietened (its banners, tips and checkpoint notes)
 BANNERS = ("GPU available", "TPU available", "LOCAL_RANK", "Tip:", "litlogger", "`weights_only` was not set")
@@ -41,7 +43,7 @@ def _run_copy(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tup
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.read(copy, as_version=4)
-    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
+    nbclient.NotebookClient(nb, timeout=CHILD_TIMEOUT, kernel_name="python3",
                             resources={"metadata": {"path": str(elsewhere)}}).execute()
     outputs = [out for c in nb.cells if c.cell_type == "code" for out in c.outputs]
     text = "".join(out.get("text", "") for out in outputs if out.get("name") == "stdout")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import CHILD_TIMEOUT
+
 ROOT = Path(__file__).resolve().parents[1]
 #: the registry's list of PyPI names (first column), where this machine has one
 PYPI_NAMES = Path("/work/.library/env/packages/pypi.tsv")
@@ -36,7 +38,7 @@ def test_built_wheel_contains_py_typed_and_the_guide(tmp_path):
     for name in ("pyproject.toml", "README.md"):
         shutil.copyfile(ROOT / name, src / name)
     code = f"from setuptools import build_meta; print(build_meta.build_wheel({str(tmp_path)!r}))"
-    done = subprocess.run([sys.executable, "-c", code], cwd=src, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", code], cwd=src, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     assert done.returncode == 0, done.stderr[-2000:]
     wheel = tmp_path / done.stdout.strip().splitlines()[-1]
     names = zipfile.ZipFile(wheel).namelist()
@@ -87,6 +89,6 @@ def test_jsonargparse_is_a_dependency_not_only_an_extra():
 
 def test_lightning_cli_help_runs_after_a_plain_install():
     done = subprocess.run([sys.executable, "-m", "hsi.training.lightning_cli", "fit", "--help"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "--data.patch_size" in done.stdout and "--model.model" in done.stdout

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import CHILD_TIMEOUT
+
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 #: the most lines the README may have: the details belong in docs/
@@ -35,7 +37,7 @@ def ci_command() -> str:
     if shutil.which("awk") is None:
         pytest.skip("no awk on this machine")
     done = subprocess.run(["bash", "-c", line + '; printf %s "$cmd"'], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
+                          text=True, timeout=CHILD_TIMEOUT)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

@@ -21,7 +21,7 @@ SCENE = dict(TINY_SCENE)
 OTHER_VALUE = {
     "scaling": "standardize", "pca": 5, "remove_bands": [0], "split": "random", "block_size": 8, "buffer": 1,
     "fractions": (0.5, 0.25, 0.25), "split_seed": 7, "patch_size": 7, "padding": "edge", "cache": "patches",
-    "folds": 3, "fold": 2, "normalize": "brightness",
+    "folds": 3, "fold": 2, "normalize": "brightness", "wavelength_range": (500.0, 1500.0),
 }
 #: arguments valid only with another one (cross-validation folds: both or neither)
 PARTNER = {"folds": {"fold": 1}, "fold": {"folds": 3}}

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from hsi import transaction
@@ -38,6 +40,8 @@ def test_commit_moves_files_and_writes_the_manifest_last_with_checksums(tmp_path
     assert manifest["status"] == "complete" and manifest["tag"] == "old"
     assert manifest["files"]["a.bin"]["size"] == 300 and len(manifest["files"]["a.bin"]["sha256"]) == 64
     assert verify_manifest(target, "m.json") == {}
+    assert manifest["versions"]["python"] == platform.python_version()
+    assert manifest["versions"]["numpy"] == np.__version__ and manifest["versions"]["torch"] != "absent"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder left
     (target / "a.bin").write_bytes(b"changed")
     assert set(verify_manifest(target, "m.json")) == {"a.bin"}

@@ -111,9 +111,19 @@ TABLE = {'options': {'data': [{'param': 'scene',
                       {'param': 'remove_bands',
                        'name': 'remove_bands',
                        'annotation': 'list[int] | None',
-                       'help': 'Band indices removed before scaling.',
+                       'help': 'Band indices removed before scaling (counted in the bands that '
+                               'wavelength_range keeps).',
                        'default': None,
                        'check': 'band_indices'},
+                      {'param': 'wavelength_range',
+                       'name': 'wavelength_range',
+                       'annotation': 'tuple[float, float] | None',
+                       'help': 'Keep only the bands whose centre lies within MIN MAX nm (inclusive), e.g. '
+                               '400 1000 for a sensor that covers only those; the bands are cut on reading '
+                               "(a collection's common grid is cut), so the checkpoint's bands are these and "
+                               'inference cuts a cube with more bands the same way (None: every band).',
+                       'default': None,
+                       'check': 'wavelength_range'},
                       {'param': 'split',
                        'name': 'split',
                        'annotation': "Literal['block', 'random', 'fixed']",
@@ -538,9 +548,23 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                         'info), "gtiff" (labels.tif, a Cloud-Optimized GeoTIFF with colour '
                                         'table and class names; confidence.tif), each GeoTIFF with the '
                                         'cube\'s CRS and transform, "png" (previews: map.png with a legend, '
-                                        'false_color.png, confidence.png). metrics.json and inference.json '
-                                        'are always written.',
+                                        'false_color.png, confidence.png). inference.json is always written, '
+                                        'metrics.json with ground truth.',
                                 'default': ('npy', 'envi', 'gtiff', 'png')},
+                               {'param': 'preprocess',
+                                'name': 'preprocess',
+                                'annotation': "Literal['auto', 'scene', 'checkpoint']",
+                                'help': 'Which fitted scaling the cube gets. "checkpoint": the one fitted on '
+                                        'the training pixels, as it is. "scene": the same steps refitted on '
+                                        "this cube's own valid pixels (unsupervised: no label is read), the "
+                                        'rule of a collection\'s per-scene scaling. "auto": "scene" when the '
+                                        "cube's units or typical raw value differ from the training scenes' "
+                                        '(the check that warns about them), else "checkpoint"; on the '
+                                        'checkpoint\'s own scene that is always "checkpoint". A checkpoint '
+                                        'that scaled every scene on its own refits whatever this says. What '
+                                        'ran is in inference.json.',
+                                'default': 'auto',
+                                'choices': ['auto', 'scene', 'checkpoint']},
                                {'param': 'mask_unlabeled',
                                 'name': 'mask_unlabeled',
                                 'annotation': 'bool',

@@ -6,6 +6,8 @@ Examples:
   hsi convert scene.hdr --to npy scene_npy/
   hsi convert samson_1.img.hdr --to gtiff samson.tif      # tiled GeoTIFF with wavelengths, CRS, transform
   hsi convert --collection scenes.yaml --to h5 pack.h5    # a whole collection in one HDF5 (hsi train --scenes pack.h5)
+  hsi convert scene.hdr --to h5 vnir.h5 --wavelength-range 400 1000   # only the bands within 400-1000 nm
+  hsi convert scene.hdr --to npy part/ --bands 0-99,120,130-140       # only these bands (0-based, ranges inclusive)
 
 What is written is what read_cube returns (float32 H x W x C, ascending nm, scale factor
 applied, georeference kept); the output appears under its name only once complete, and is
@@ -30,7 +32,7 @@ def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
     """Python argument name -> flag, for error messages."""
     return {"to": "--to", "compression": "--compression", "chunks": "--chunks", "labels_path": "--labels",
             "key": "--key", "labels_key": "--labels-key", "layout": "--layout", "n_windows": "--check-windows",
-            "out": "OUT"}
+            "out": "OUT", "bands": "--bands", "wavelength_range": "--wavelength-range"}
 
 
 def _chunks(text: str) -> tuple[int, int, int]:
@@ -63,6 +65,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compression", default=None, choices=["gzip", "lzf"], help="HDF5 chunk compression")
     parser.add_argument("--chunks", type=_chunks, default=None,
                         help="HDF5 chunk shape ROWS,COLS,BANDS (default: ~1 MiB spatial tiles with every band)")
+    parser.add_argument("--bands", default=None, metavar="SPEC",
+                        help="write only these bands: 0-based indices of the cube as read (ascending nm) and inclusive "
+                        "ranges, e.g. 0-99,120,130-140")
+    parser.add_argument("--wavelength-range", nargs=2, type=float, default=None, metavar=("MIN", "MAX"),
+                        help="write only the bands whose centre lies within MIN-MAX nm (what hsi train "
+                        "--wavelength-range keeps); not with --bands")
     parser.add_argument("--check-windows", dest="n_windows", type=int, default=32,
                         help="64 x 64 windows compared with the source after writing (default 32; >= 4)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing OUT")
@@ -85,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     report = convert(
         args.input, args.out, args.to, labels_path=args.labels_path, key=args.key, labels_key=args.labels_key,
         layout=args.layout, compression=args.compression, chunks=args.chunks or "auto", overwrite=args.overwrite,
-        n_windows=args.n_windows, progress=bool(show),
+        n_windows=args.n_windows, progress=bool(show), bands=args.bands,
+        wavelength_range=None if args.wavelength_range is None else tuple(args.wavelength_range),
     )
     print(report.summary())
     return 0
@@ -98,7 +107,7 @@ def _run_collection(args: argparse.Namespace) -> int:
 
     if args.to != "h5":
         raise UsageError("--collection packs into one HDF5 file: hsi convert --collection FILE.yaml --to h5 PACK.h5")
-    for flag in ("labels_path", "key", "labels_key", "layout", "chunks", "compression"):
+    for flag in ("labels_path", "key", "labels_key", "layout", "chunks", "compression", "bands", "wavelength_range"):
         if getattr(args, flag) is not None:
             raise UsageError(f"--{FLAGS()[flag].lstrip('-')}: not with --collection (each scene entry names its own "
                              "files and keys)")

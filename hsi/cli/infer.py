@@ -20,11 +20,13 @@ tiling, blending, device and format flags are generated from hsi.infer.InferOpti
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any, Literal
 
 from hsi.cli.options import OptionSpec, add_options
 from hsi.io.layout import LAYOUTS
+from hsi.io.units import UNIT_KINDS
 
 HELP = "classify every pixel of a scene with a checkpoint; writes maps (npy, ENVI, GeoTIFF, PNG), metrics"
 
@@ -46,7 +48,7 @@ def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
     """Python argument name -> flag, for error messages."""
     flags = {spec.param: spec.flag for spec in _infer_specs()}
     flags.update({"cube": "--cube", "scenes": "--scenes", "labels": "--labels", "out": "--out", "checkpoint": "--checkpoint",
-                  "ignore_georef": "--ignore-georef"})
+                  "ignore_georef": "--ignore-georef", "classes": "--classes", "units": "--units", "scale": "--scale"})
     return flags
 
 
@@ -71,6 +73,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="axis order of the stored cube (default: decided from wavelengths and shape)")
     source.add_argument("--labels", default=None, help="ground-truth map for metrics and --mask-unlabeled")
     source.add_argument("--labels-key", default=None, help="variable or dataset name of --labels")
+    source.add_argument("--classes", nargs="+", default=None, metavar="THEIRS=OURS",
+                        help="rename the ground truth's classes onto the checkpoint's before they are matched by name "
+                        "(class_1=Tree Rock=Soil; a label file without names calls its classes class_<id>)")
+    source.add_argument("--units", default=None, choices=UNIT_KINDS,
+                        help="what the cube file's values are, overriding its declaration (default: the file's; "
+                        "without --cube and --scene, what training was given)")
+    source.add_argument("--scale", type=float, default=None,
+                        help="divide the cube file's values by this on reading (e.g. 10000; default: the file's "
+                        "own factor; without --cube and --scene, what training was given)")
     source.add_argument("--ignore-georef", action="store_true", default=None,
                         help="read the cube and labels without their georeference (a broken one is then not "
                         "refused; the maps carry no map coordinates)")
@@ -94,9 +105,13 @@ def _summary(result: Any) -> str:
         share = f" ({100 * result.nodata_pixels / total:.2f} %)" if total else ""
         lines.append(f"no-data: {result.nodata_pixels} pixel(s){share} left unclassified (label 0, confidence 0)")
     if result.metrics:
+        own = result.metrics.get("own_scene", True)
+        if result.metrics.get("classes"):
+            lines.append(result.metrics["classes"]["note"])
         for part, scores in result.metrics.items():
             if isinstance(scores, dict) and "oa" in scores:
-                lines.append(f"{SCORED.get(part, part)}: {scores['pixels']} pixels, OA {100 * scores['oa']:.2f}%  "
+                what = SCORED.get(part, part) if own or part != "labeled" else "all labelled pixels"
+                lines.append(f"{what}: {scores['pixels']} pixels, OA {100 * scores['oa']:.2f}%  "
                              f"AA {100 * scores['aa']:.2f}%  kappa {scores['kappa']:.4f}")
         if result.metrics.get("test") is None:
             lines.append(f"test pixels: none scored ({result.metrics.get('test_note', 'the checkpoint has no split')})")
@@ -108,8 +123,10 @@ def _summary(result: Any) -> str:
 def check_arguments(args: argparse.Namespace) -> None:
     """Before torch is imported: each ``InferOptions`` value's declared rule and their combinations, the checkpoint
     and every input file (:mod:`hsi.cli.early`)."""
+    from hsi._checks import parse_class_mapping
     from hsi._combinations import infer_combinations
     from hsi._paths import check_checkpoint_file, check_input_file
+    from hsi.errors import OptionError
     from hsi.cli.options import check_values
     from hsi.sinks import list_sinks, probability_sinks
 
@@ -118,11 +135,37 @@ def check_arguments(args: argparse.Namespace) -> None:
     check_values(specs, given)
     infer_combinations({s.param: given.get(s.name, s.default) for s in specs}, tuple(list_sinks()),
                        tuple(probability_sinks()))
+    parse_class_mapping(args.classes, "classes")
+    if args.scale is not None and not (math.isfinite(args.scale) and args.scale > 0):
+        raise OptionError("scale", args.scale, "a positive number the cube's values are divided by")
     check_checkpoint_file(args.checkpoint, "--checkpoint")
     for flag, paths in (("--cube", args.cube or ()), ("--labels", [args.labels] if args.labels else ()),
                         ("--scenes", [args.scenes] if args.scenes else ())):
         for path in paths:
             check_input_file(path, flag)
+    if args.scene is not None:
+        check_scene_files(args.scene, args.root)
+
+
+def check_scene_files(name: str, root: str | None) -> None:
+    """A registry scene's name and files, before torch is imported: an unknown name, or files not in the root,
+    end in one line (what ``hsi scenes NAME`` lists; ``hsi infer`` downloads nothing).
+
+    Raises
+    ------
+    UnknownSceneError, DatasetNotFoundError
+    """
+    from hsi.errors import DatasetNotFoundError
+    from hsi.scenes.files import locate, not_found, resolve_root
+    from hsi.scenes.registry import get_scene_spec
+
+    spec = get_scene_spec(name)
+    base = resolve_root(root)
+    missing = [f for f in spec.files if locate(base, spec.name, f.names) is None]
+    if missing:
+        err = not_found(spec.name, base, missing, f"hsi infer downloads nothing; hsi train --scene {spec.name} "
+                        "--download fetches them")
+        raise DatasetNotFoundError(err.command_line) from None
 
 
 def many_scenes(args: argparse.Namespace) -> bool:
@@ -147,7 +190,8 @@ def run(args: argparse.Namespace) -> int:
         return _run_many(args, options)
     result = infer_scene(args.checkpoint, args.cube[0] if args.cube else None, scene=args.scene, root=args.root, cube_key=args.cube_key,
                          layout=args.layout, labels=args.labels, labels_key=args.labels_key, out=args.out,
-                         options=options, ignore_georef=args.ignore_georef)
+                         options=options, ignore_georef=args.ignore_georef, classes=args.classes, units=args.units,
+                         scale=args.scale)
     if result.rank == 0:
         print(_summary(result))
     return 0
@@ -158,7 +202,7 @@ def _run_many(args: argparse.Namespace, options: Any) -> int:
     from hsi.cli import UsageError
     from hsi.infer.many import infer_scenes
 
-    for flag in ("labels", "labels_key", "cube_key", "layout"):
+    for flag in ("labels", "labels_key", "cube_key", "layout", "classes", "units", "scale"):
         if getattr(args, flag, None) is not None:
             raise UsageError(f"--{flag.replace('_', '-')}: applies to one --cube; for several scenes give each its "
                              "own in a collection file (--scenes FILE.yaml)")

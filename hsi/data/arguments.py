@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from hsi._checks import band_indices, integer, number, odd_integer, pca_components
+from hsi._checks import band_indices, integer, number, odd_integer, pca_components, wavelength_range
 from hsi._combinations import check_combinations
 from hsi._roles import Role
 
-__all__ = ["check_combinations", "check_pca", "integral_pca", "check_remove_bands", "loader", "recipe", "source"]
+__all__ = ["check_combinations", "check_pca", "integral_pca", "check_remove_bands", "check_wavelength_range", "loader",
+           "recipe", "source"]
 
 
 def recipe(check: Any = None, *, resume: str = "fixed") -> Role:
@@ -52,6 +53,8 @@ SPECTRAL_SCALE = number(0.0, 1.0, optional=True, none_means=" (0 for one scene, 
 SPECTRAL_NOISE = number(0.0, optional=True, none_means=" (0 for one scene, more for several)")
 #: a list of band indices >= 0, or None
 check_remove_bands = band_indices
+#: two wavelengths MIN < MAX in nm, or None
+check_wavelength_range = wavelength_range
 #: the PCA rule of :func:`hsi._checks.check_components`, or None (no PCA)
 check_pca = pca_components
 

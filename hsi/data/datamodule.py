@@ -69,6 +69,7 @@ from hsi.data.arguments import (
     check_pca,
     integral_pca,
     check_remove_bands,
+    check_wavelength_range,
     loader,
     recipe,
     source,
@@ -163,7 +164,11 @@ class HSIDataModule(pl.LightningDataModule):
         PCA fitted on the training pixels: a number of components (e.g. 30) or a variance fraction in (0, 1)
         (e.g. 0.999); none: no PCA.
     remove_bands : list[int] | None
-        Band indices removed before scaling.
+        Band indices removed before scaling (counted in the bands that wavelength_range keeps).
+    wavelength_range : tuple[float, float] | None
+        Keep only the bands whose centre lies within MIN MAX nm (inclusive), e.g. 400 1000 for a sensor that covers
+        only those; the bands are cut on reading (a collection's common grid is cut), so the checkpoint's bands
+        are these and inference cuts a cube with more bands the same way (None: every band).
     split : Literal["block", "random", "fixed"]
         block: spatially disjoint square blocks with a buffer; random: per pixel (test pixels leak into
         training patches; for comparison with the literature only); fixed: labels_path is the training map
@@ -249,6 +254,7 @@ class HSIDataModule(pl.LightningDataModule):
         normalize: Annotated[Literal["none", "brightness", "l2", "derivative", "derivative+l2"], recipe()] = "none",
         pca: Annotated[int | float | None, recipe(check_pca)] = None,
         remove_bands: Annotated[list[int] | None, recipe(check_remove_bands)] = None,
+        wavelength_range: Annotated[tuple[float, float] | None, recipe(check_wavelength_range)] = None,
         split: Annotated[Literal["block", "random", "fixed"], recipe()] = "block",
         test_labels_path: Annotated[str | None, source("test_labels")] = None,
         test_labels_key: Annotated[str | None, source()] = None,
@@ -277,6 +283,7 @@ class HSIDataModule(pl.LightningDataModule):
         super().__init__()
         # saved as a list (save_hyperparameters reads the locals): hparams.yaml then reads back with yaml.safe_load
         fractions = list(fractions) if isinstance(fractions, tuple) else fractions
+        wavelength_range = list(wavelength_range) if isinstance(wavelength_range, tuple) else wavelength_range
         self.save_hyperparameters()
         # LightningCLI hands "--data.pca 4" over as 4.0 (in the hyperparameters it passes too): a whole
         # number of components, not a variance fraction
@@ -284,7 +291,8 @@ class HSIDataModule(pl.LightningDataModule):
         check_declared(type(self), dict(self.hparams))
         check_combinations(dict(self.hparams))
         named = {n: self.hparams[n] for n, role in roles(type(self)).items() if role.kind == "source" and n != "scenes"}
-        spec = SourceSpec(**{**named, "scene_options": dict(scene_options or {})}, download=bool(download))
+        spec = SourceSpec(**{**named, "scene_options": dict(scene_options or {})}, download=bool(download),
+                          wavelength_range=self.hparams["wavelength_range"])
         # a single scene is a collection of one; ``source`` names the run (and says where a lone scene's files are)
         self.collection, self.source = sources_of(dict(self.hparams), spec)
         # what runs is what is recorded (checkpoints, reports, resume): "auto" and None resolved by the scene count

@@ -11,6 +11,9 @@ Three kinds of source:
   ``label_values``); identity = path, size, mtime and SHA-256 of each file
   (:func:`hsi._identity.file_identity`: whole-file below 256 MiB, sampled chunks above).
 
+Any of them may keep only the bands within ``wavelength_range`` (:func:`within_range`: the
+cube, its wavelengths and band widths are cut as soon as it is loaded).
+
 The lead's inference code reuses :class:`SourceSpec` and :func:`load_source`.
 """
 
@@ -27,7 +30,7 @@ import numpy as np
 from hsi._identity import file_identity
 from hsi.errors import OptionError
 
-__all__ = ["SourceSpec", "LoadedSource", "load_source", "file_identity"]
+__all__ = ["SourceSpec", "LoadedSource", "load_source", "file_identity", "within_range"]
 
 
 def _files_of(obj: Any) -> list[str]:
@@ -96,6 +99,7 @@ class SourceSpec:
     ignore_georef: bool = False
     units: str | None = None
     scale: float | None = None
+    wavelength_range: tuple[float, float] | list[float] | None = None
 
     def __post_init__(self) -> None:
         self.scene_options = dict(self.scene_options or {})
@@ -148,7 +152,34 @@ def _renumber(labels: np.ndarray, values: list[int]) -> np.ndarray:
 
 
 def load_source(spec: SourceSpec) -> LoadedSource:
-    """Load the cube and labels described by ``spec``."""
+    """Load the cube and labels described by ``spec`` (only the bands within ``spec.wavelength_range``)."""
+    return within_range(_load_whole(spec), spec.wavelength_range)
+
+
+def within_range(src: LoadedSource, wavelength_range: Any) -> LoadedSource:
+    """``src`` with only the bands whose centre lies within ``wavelength_range`` (nm, inclusive); None: ``src``.
+
+    Raises
+    ------
+    OptionError
+        Naming ``wavelength_range``: the scene has no wavelengths, or none of its bands lies in the range.
+    """
+    if wavelength_range is None:
+        return src
+    import dataclasses
+
+    from hsi.io.bands import bands_in_range
+
+    keep = bands_in_range(src.wavelengths, wavelength_range, f"scene {src.name!r}")
+    if keep.size == src.cube.shape[2]:
+        return src
+    return dataclasses.replace(src, cube=np.ascontiguousarray(src.cube[..., keep]),
+                               wavelengths=np.asarray(src.wavelengths, dtype=np.float64)[keep],
+                               fwhm=None if src.fwhm is None else np.asarray(src.fwhm, dtype=np.float64)[keep])
+
+
+def _load_whole(spec: SourceSpec) -> LoadedSource:
+    """The cube and labels of ``spec``, every band."""
     test_raw = None
     if spec.test_labels_path:
         from hsi.io import read_labels

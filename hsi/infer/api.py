@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 import warnings
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,13 +20,16 @@ import numpy as np
 import torch
 
 from hsi._roles import restore
-from hsi.errors import CheckpointError, DatasetNotFoundError, NoDataError, OptionError, ShapeMismatchError
+from hsi.errors import (CheckpointError, ClassMatchWarning, DatasetNotFoundError, DegenerateMapError, NoDataError,
+                        OptionError, ShapeMismatchError, WavelengthError)
 from hsi.infer.arrays import ResultArrays
 from hsi.infer.checkpoint import InferenceModel, check_cube, load_checkpoint
 from hsi.infer.engine import TileJob, run_tiles
 from hsi.infer.options import InferOptions
 from hsi.infer.predict import TilePredictor
+from hsi.infer.shift import SceneSample
 from hsi.infer.sources import ArraySource, SceneSource, open_scene_source
+from hsi.infer.truth import LabelMap, MatchedTruth, parse_class_mapping
 from hsi.transaction import Transaction
 
 __all__ = ["InferResult", "infer_scene"]
@@ -83,15 +87,22 @@ def _device(accelerator: str) -> torch.device:
 
 
 def _open_source(model: InferenceModel, cube: Any, scene: str | None, root: str | None, cube_key: str | None,
-                 layout: str | None, ignore_georef: bool = False) -> tuple[SceneSource, np.ndarray | None]:
-    """The scene's source and, for a registry scene, its ground truth (``ignore_georef``: no georeference read)."""
+                 layout: str | None, ignore_georef: bool = False, units: str | None = None,
+                 scale: float | None = None) -> tuple[SceneSource, LabelMap | None]:
+    """The scene's source and, for a registry scene, its label map (``ignore_georef``: no georeference read;
+    ``units``/``scale``: what a cube file's values are, as :func:`hsi.io.open_cube` takes them)."""
     if (cube is None) == (scene is None):
         raise OptionError("cube", cube, "give exactly one of cube= (a file or array) and scene= (a registry name)")
     if cube is not None:
-        source = open_scene_source(cube, cube_key, layout, georef="ignore" if ignore_georef else "check")
+        source = open_scene_source(cube, cube_key, layout, georef="ignore" if ignore_georef else "check",
+                                   units=units, scale=scale)
         if ignore_georef:
             source.georef = None
         return source, None
+    for name, value in (("units", units), ("scale", scale)):
+        if value is not None:
+            raise OptionError(name, value, f"none with a registry scene ({scene!r} declares its own units); "
+                              "they describe a cube file's values")
     from hsi.scenes import load_scene
 
     args = {"scene": scene, "root": root, "scene_options": {}}
@@ -103,12 +114,15 @@ def _open_source(model: InferenceModel, cube: Any, scene: str | None, root: str 
     georef = None if ignore_georef else loaded.cube.meta.get("georef")
     if georef is None and not ignore_georef and scene in (model.scene_name, model.data_arguments.get("scene")):
         georef = model.georef  # recorded at training (a scene regenerated, like synthetic, reads none)
-    return ArraySource(loaded.cube.data, loaded.cube.wavelengths, f"scene {scene!r}", georef), loaded.labels
+    source = ArraySource(loaded.cube.data, loaded.cube.wavelengths, f"scene {scene!r}", georef)
+    source.fwhm, source.units = loaded.cube.fwhm, loaded.cube.meta.get("units")
+    names = {k: str(n) for k, n in enumerate(loaded.class_names, start=1)}
+    return source, LabelMap(np.asarray(loaded.labels, dtype=np.int64), names, f"scene {scene!r}")
 
 
 #: the training DataModule's arguments that name its scene (what inference restores without cube= or scene=)
 SOURCE_ARGUMENTS = ("scene", "root", "scene_options", "cube_path", "cube_key", "layout", "labels_path", "labels_key",
-                    "ignore_georef")
+                    "ignore_georef", "units", "scale")
 
 
 def _checkpoint_scene(model: InferenceModel, given: dict[str, Any]) -> dict[str, Any]:
@@ -126,7 +140,8 @@ def _checkpoint_scene(model: InferenceModel, given: dict[str, Any]) -> dict[str,
     Returns
     -------
     dict
-        ``cube``, ``scene``, ``root``, ``cube_key``, ``layout``, ``labels``, ``labels_key``, ``ignore_georef``.
+        ``cube``, ``scene``, ``root``, ``cube_key``, ``layout``, ``labels``, ``labels_key``, ``ignore_georef``,
+        ``units``, ``scale``.
 
     Raises
     ------
@@ -140,7 +155,7 @@ def _checkpoint_scene(model: InferenceModel, given: dict[str, Any]) -> dict[str,
     args = restore(saved, {k: v for k, v in given.items() if v is not None}, (), f"infer: checkpoint {model.source}")
     found = {"cube": None, "scene": None, "root": args["root"], "cube_key": args["cube_key"], "layout": args["layout"],
              "labels": args["labels_path"], "labels_key": args["labels_key"],
-             "ignore_georef": bool(args.get("ignore_georef"))}
+             "ignore_georef": bool(args.get("ignore_georef")), "units": args.get("units"), "scale": args.get("scale")}
     if args["cube_path"]:
         missing = [str(Path(p).absolute()) for p in (args["cube_path"], args["labels_path"]) if p and not Path(p).exists()]
         if missing:
@@ -179,9 +194,8 @@ def _open_own_scene(model: InferenceModel, found: dict[str, Any]) -> tuple[Scene
         ) from err
 
 
-def _ground_truth(model: InferenceModel, labels: Any, labels_key: str | None, source: SceneSource,
-                  ignore_georef: bool) -> np.ndarray:
-    """A label file or array in the training file's ids, renumbered to the checkpoint's ``1..K``.
+def _read_label_map(labels: Any, labels_key: str | None, source: SceneSource, ignore_georef: bool) -> LabelMap:
+    """A label file or array as read (its own ids, and the class names the file stores).
 
     Raises
     ------
@@ -189,30 +203,43 @@ def _ground_truth(model: InferenceModel, labels: Any, labels_key: str | None, so
         The labels are not the cube's size, or lie on another map grid (unless ``ignore_georef``).
     """
     from hsi.data.scene_source import check_labels_grid
+    from hsi.infer.truth import stored_names
     from hsi.io import read_labels
 
     shape = tuple(source.shape[:2])
-    name = str(labels) if not isinstance(labels, np.ndarray) else "labels array"
-    raw = read_labels(labels, key=labels_key) if not isinstance(labels, np.ndarray) else np.asarray(labels, np.int64)
+    if isinstance(labels, LabelMap):  # read already, with its names (a collection's scenes, hsi.infer.many)
+        raw, name, names = labels.raw, labels.name, labels.names
+    elif isinstance(labels, np.ndarray):
+        raw, name, names = np.asarray(labels, np.int64), "labels array", None
+    else:
+        raw, name, names = read_labels(labels, key=labels_key), f"labels {labels}", stored_names(labels, labels_key)
     if raw.shape != shape:
-        raise ShapeMismatchError(f"labels {name}: shape {raw.shape}, the cube {source.name} is {shape} (H x W)")
-    if not isinstance(labels, np.ndarray):
+        raise ShapeMismatchError(f"{name}: shape {raw.shape}, the cube {source.name} is {shape} (H x W)")
+    if isinstance(labels, (str, Path)):
         check_labels_grid(source.georef, labels, labels_key, source.name, "ignore" if ignore_georef else "check")
-    out = np.zeros(raw.shape, dtype=np.int64)
-    for k, value in enumerate(model.label_values, start=1):
-        out[raw == value] = k
-    unknown = (raw > 0) & (out == 0)
-    if unknown.any():
-        warnings.warn(f"labels {name}: {int(unknown.sum())} pixel(s) with ids {sorted(np.unique(raw[unknown]).tolist())[:10]} "
-                      f"that the checkpoint does not know (its ids are {model.label_values}) are left unlabeled",
-                      stacklevel=3)
-    return out
+    return LabelMap(raw, names, name)
+
+
+def _another_scene(model: InferenceModel, cube: Any, scene: str | None) -> bool:
+    """Whether the source is known to be another scene than the checkpoint's (whose split then means nothing): a
+    registry scene of another name, or a cube file other than the training one. A collection's checkpoint carries
+    the split of the scene being mapped, or none (:func:`hsi.infer.many.infer_scenes` sets it)."""
+    if model.data_arguments.get("scenes") is not None:
+        return model.split_state is None
+    if scene is not None:
+        return scene not in (model.scene_name, model.data_arguments.get("scene"))
+    trained_on = model.data_arguments.get("cube_path")
+    if isinstance(cube, (str, Path)):
+        return not trained_on or Path(cube).expanduser().resolve() != Path(trained_on).expanduser().resolve()
+    return False  # an array or a cube read already: its origin is unknown
 
 
 def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, scene: str | None = None,
                 root: str | None = None, cube_key: str | None = None, layout: str | None = None,
                 labels: Any = None, labels_key: str | None = None, out: str | Path | None = None,
-                options: InferOptions | None = None, ignore_georef: bool | None = None, **kwargs: Any) -> InferResult:
+                options: InferOptions | None = None, ignore_georef: bool | None = None,
+                classes: Sequence[str] | Mapping[str, str] | None = None, units: str | None = None,
+                scale: float | None = None, **kwargs: Any) -> InferResult:
     """Classify every pixel of a scene with a trained checkpoint.
 
     Parameters
@@ -231,11 +258,20 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
         Folder of the registry scene's files.
     cube_key, layout : str, optional
         Variable name in a MATLAB/HDF5 file, axis order when it cannot be decided.
-    labels : str, Path or (H, W) array, optional
-        Ground truth in the ids of the training label file (renumbered with the
-        checkpoint's ``label_values``); enables metrics and ``mask_unlabeled``.
+    labels : str, Path, (H, W) array or hsi.infer.truth.LabelMap, optional
+        Ground truth; enables metrics and ``mask_unlabeled``. Its classes are matched to the
+        checkpoint's by name (:mod:`hsi.infer.truth`): the names the file (or the
+        ``LabelMap``) gives, else ``class_<id>``; classes the checkpoint never saw are
+        reported apart, not scored.
     labels_key : str, optional
         Variable name of ``labels`` in its file.
+    classes : list of "THEIRS=OURS" or mapping, optional
+        Renames the label map's classes (a registry scene's or ``labels``') before they are
+        matched: ``["class_1=Tree", "Rock=Soil"]``, the rules of a collection entry's ``classes:``.
+    units, scale : optional
+        What a cube file's values are ("reflectance", "radiance", "unknown") and the factor
+        they are divided by on reading, instead of what the file declares (as ``hsi train``
+        takes them). Without ``cube`` and ``scene``, those training was given.
     out : str or Path, optional
         Folder of the outputs (:mod:`hsi.infer.write`); None keeps the maps in memory and
         writes nothing.
@@ -282,31 +318,66 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
     opts = InferOptions.from_kwargs(options, **kwargs)
     if opts.devices > 1 and out is None:
         raise OptionError("out", None, f"a folder shared by the {opts.devices} processes (devices={opts.devices})")
+    mapping = parse_class_mapping(classes, "classes")
     model = checkpoint if isinstance(checkpoint, InferenceModel) else load_checkpoint(checkpoint)
+    opened = _open_scene(model, cube, scene, {"root": root, "cube_key": cube_key, "layout": layout, "labels": labels,
+                                              "labels_key": labels_key, "ignore_georef": ignore_georef,
+                                              "units": units, "scale": scale})
+    source = opened.source
+    try:
+        truth = None if opened.labels is None else opened.labels.match(model.class_names, model.label_values,
+                                                                       mapping, "classes")
+        if mapping and truth is None:
+            raise OptionError("classes", classes, "ground truth to rename: labels= (or a registry scene=)")
+        if opts.mask_unlabeled and truth is None:
+            raise OptionError("mask_unlabeled", True, "needs ground truth: labels= (or a registry scene=)")
+        source, model, checked = _onto_checkpoint(model, source, opts.preprocess, opened.another)
+        if truth is not None:
+            checked["classes"] = truth.record
+        with _staged(out, opts.overwrite) as staging:  # on any error out is left as it was
+            return _map(model, source, truth, opts, staging, checked, started, own_split=not opened.another)
+    finally:
+        source.close()
+
+
+@dataclass
+class _Opened:
+    """The scene to map: its source, its label map as read (None: no ground truth), and whether it is known to be
+    another scene than the checkpoint's."""
+
+    source: SceneSource
+    labels: LabelMap | None
+    another: bool
+
+
+def _open_scene(model: InferenceModel, cube: Any, scene: str | None, given: dict[str, Any]) -> _Opened:
+    """The source and label map of ``cube``, ``scene``, or (neither) the checkpoint's own scene restored from its
+    data arguments (``given``: ``root``, ``cube_key``, ``layout``, ``labels``, ``labels_key``, ``ignore_georef``,
+    ``units``, ``scale``; those given win)."""
     if cube is None and scene is None and model.data_arguments.get("scenes") is not None:
         raise OptionError("cube", None, f"a cube file or a registry scene: checkpoint {model.source} was trained on a "
                           "collection of scenes (hsi.infer.many.infer_scenes, hsi infer --scenes FILE, maps them all)")
-    if cube is None and scene is None:  # the checkpoint's own scene, restored from its data arguments
-        found = _checkpoint_scene(model, {"root": root, "cube_key": cube_key, "layout": layout,
-                                          "labels_path": labels, "labels_key": labels_key,
-                                          "ignore_georef": ignore_georef})
-        cube, scene, labels, labels_key = found["cube"], found["scene"], found["labels"], found["labels_key"]
-        ignore_georef = found["ignore_georef"]
-        source, truth = (_open_own_scene(model, found) if scene is not None
-                         else _open_source(model, cube, None, None, found["cube_key"], found["layout"], ignore_georef))
+    another = cube is not None or scene is not None
+    if not another:  # the checkpoint's own scene, restored from its data arguments
+        found = _checkpoint_scene(model, {**{k: v for k, v in given.items() if k != "labels"},
+                                          "labels_path": given["labels"]})
+        cube, scene, ignore_georef = found["cube"], found["scene"], found["ignore_georef"]
+        labels, labels_key = found["labels"], found["labels_key"]
+        source, label_map = (_open_own_scene(model, found) if scene is not None
+                             else _open_source(model, cube, None, None, found["cube_key"], found["layout"],
+                                               ignore_georef, found["units"], found["scale"]))
     else:
-        ignore_georef = bool(ignore_georef)
-        source, truth = _open_source(model, cube, scene, root, cube_key, layout, ignore_georef)
+        labels, labels_key, ignore_georef = given["labels"], given["labels_key"], bool(given["ignore_georef"])
+        source, label_map = _open_source(model, cube, scene, given["root"], given["cube_key"], given["layout"],
+                                         ignore_georef, given["units"], given["scale"])
+        another = _another_scene(model, cube, scene)
     try:
-        source, model, checked = _onto_checkpoint(model, source)
         if labels is not None:
-            truth = _ground_truth(model, labels, labels_key, source, ignore_georef)
-        if opts.mask_unlabeled and truth is None:
-            raise OptionError("mask_unlabeled", True, "needs ground truth: labels= (or a registry scene=)")
-        with _staged(out, opts.overwrite) as staging:  # on any error out is left as it was
-            return _map(model, source, truth, opts, staging, checked, started)
-    finally:
+            label_map = _read_label_map(labels, labels_key, source, ignore_georef)
+    except BaseException:
         source.close()
+        raise
+    return _Opened(source, label_map, another)
 
 
 def _staged(out: str | Path | None, overwrite: bool) -> AbstractContextManager[Transaction | None]:
@@ -318,8 +389,8 @@ def _staged(out: str | Path | None, overwrite: bool) -> AbstractContextManager[T
     return staged_folder(out, overwrite)
 
 
-def _map(model: InferenceModel, source: SceneSource, truth: np.ndarray | None, opts: InferOptions,
-         staging: Transaction | None, checked: dict[str, Any], started: float) -> InferResult:
+def _map(model: InferenceModel, source: SceneSource, truth: MatchedTruth | None, opts: InferOptions,
+         staging: Transaction | None, checked: dict[str, Any], started: float, own_split: bool) -> InferResult:
     """The tile pass, into the staging folder (None: in memory), then metrics and outputs; the result."""
     from hsi.io.bands import pick_rgb_bands
     from hsi.sinks import wants_false_colour
@@ -342,14 +413,16 @@ def _map(model: InferenceModel, source: SceneSource, truth: np.ndarray | None, o
         return InferResult(None, None, None, None, model.class_names, model.palette, rank=rank)
     nodata = _count_nodata(results, source.name)
     return _finish(model, source, results, truth, opts, staging, rgb_bands, {"tiles": tiles_s, "started": started},
-                   describe={"cube": source.name, "n_tiles": job.grid.n_tiles, "nodata_pixels": nodata, **checked})
+                   describe={"cube": source.name, "n_tiles": job.grid.n_tiles, "nodata_pixels": nodata, **checked},
+                   own_split=own_split)
 
 
-def _onto_checkpoint(model: InferenceModel, source: SceneSource) -> tuple[SceneSource, InferenceModel, dict[str, Any]]:
+def _onto_checkpoint(model: InferenceModel, source: SceneSource, preprocess: str = "auto", another: bool = True
+                     ) -> tuple[SceneSource, InferenceModel, dict[str, Any]]:
     """The cube on the checkpoint's bands (resampled by response when they differ; a wavelength-aware network
     instead reads the cube's own bands, :mod:`hsi.infer.own_bands`), the model with its preprocessing fitted on the
-    cube when the checkpoint scaled each scene on its own, and the records of both and of the scene-shift check
-    (for ``inference.json``)."""
+    cube where :func:`_refit_reason` says so, and the records of both and of the scene-shift check (for
+    ``inference.json``)."""
     from hsi.data.sources.bands import onto_grid
     from hsi.infer.own_bands import onto_own_bands, reads_own_bands
     from hsi.infer.shift import check_new_scene, fit_on_scene, sample_spectra
@@ -361,12 +434,122 @@ def _onto_checkpoint(model: InferenceModel, source: SceneSource) -> tuple[SceneS
                                "bands": bands, "preprocessing": {"fitted_on": "this cube's own pixels (its bands are "
                                                                  "not the checkpoint's)",
                                                                  "pixels": bands["preprocessing_fitted_on_pixels"]}}
+    check_covers_checkpoint(model, source)
     source = onto_grid(source, model.wavelengths, model.num_bands_in, model.grid_fwhm)
     check_cube(model, source.shape[2], source.wavelengths, source.name)
-    spectra = sample_spectra(source)  # read once: the per-scene fit and the shift check use the same windows
-    model, fitted = fit_on_scene(model, source, spectra)
-    return source, model, {"scene_shift": check_new_scene(model, source, spectra),
-                           "bands": getattr(source, "record", None), "preprocessing": fitted}
+    spectra = SceneSample(source)  # read once, if at all: the per-scene fit and the shift check use the same windows
+    reason = _refit_reason(model, source, spectra, preprocess, another)
+    model, fitted = fit_on_scene(model, source, spectra, reason)
+    shift = check_new_scene(model, source, spectra, advice=_shift_advice(preprocess, fitted is not None))
+    return source, model, {"scene_shift": shift, "bands": getattr(source, "record", None),
+                           "preprocessing": fitted or {"fitted_on": "the checkpoint's training pixels",
+                                                       "preprocess": preprocess}}
+
+
+def check_covers_checkpoint(model: InferenceModel, source: SceneSource) -> None:
+    """Refuse, in one line that names the fix, a cube whose bands do not span the checkpoint's (a fixed-band
+    network reads every band it was trained on; resampling does not extrapolate).
+
+    Raises
+    ------
+    WavelengthError
+        Naming the cube's range, the checkpoint's, and the two ways out: a checkpoint trained on the range the cube
+        covers (``--wavelength-range``), or a cube that covers the checkpoint's.
+    """
+    from hsi.data.sources.bands import SAME_NM
+
+    if source.wavelengths is None or model.wavelengths is None:
+        return
+    have, need = np.asarray(source.wavelengths, dtype=np.float64), np.asarray(model.wavelengths, dtype=np.float64)
+    if need.min() >= have.min() - SAME_NM and need.max() <= have.max() + SAME_NM:
+        return
+    lo, hi = max(have.min(), need.min()), min(have.max(), need.max())
+    retrain = (f"train a checkpoint on the range both cover (hsi train ... --wavelength-range {lo:.0f} {hi:.0f}), "
+               if lo < hi else "")
+    raise WavelengthError(f"cube {source.name}: its bands cover {have.min():.1f}-{have.max():.1f} nm, but checkpoint "
+                          f"{model.source} reads bands at {need.min():.1f}-{need.max():.1f} nm and a cube must cover "
+                          f"them all (no extrapolation): {retrain}or give a cube that covers its range")
+
+
+def _refit_reason(model: InferenceModel, source: SceneSource, spectra: SceneSample, preprocess: str,
+                  another: bool) -> str | None:
+    """Why the cube's preprocessing is refitted on its own pixels (``preprocess``, :class:`InferOptions`), or None.
+
+    "auto" refits a cube known to be another scene whose units or typical raw value differ from the training
+    scenes' (the raw check of :func:`hsi.infer.shift.check_new_scene`): the checkpoint's scaling would put its
+    values far outside anything the network saw (``benchmarks/bench_cross_sensor.py``, variant ``infer``).
+    """
+    import warnings as _warnings
+
+    from hsi.errors import SceneShiftWarning
+    from hsi.infer.shift import raw_differs
+
+    if preprocess == "scene":
+        return "as --preprocess scene asks"
+    if preprocess == "checkpoint" or not another:
+        return None
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", SceneShiftWarning)  # said once, by the check that follows the fit
+        differs = raw_differs(model, source, spectra)
+    return "its units or value range differ from training's" if differs else None
+
+
+def _shift_advice(preprocess: str, refitted: bool) -> str:
+    """The end of the raw-value warning: what inference did about it, and the other choice."""
+    if refitted:
+        return ("hsi infer scaled it on its own valid pixels (--preprocess checkpoint keeps the checkpoint's "
+                "scaling); declare --units and --scale if the file does not")
+    return ("the checkpoint's scaling is applied as it is (--preprocess scene scales the cube on its own pixels); "
+            "declare --units and --scale if the file does not")
+
+
+def _scores(model: InferenceModel, truth: MatchedTruth, results: ResultArrays, own_split: bool) -> dict[str, Any]:
+    """:func:`hsi.infer.metrics.map_metrics` of the map against the matched ground truth: the checkpoint's test
+    pixels only on its own scene (``own_split``), the classes it never saw reported apart."""
+    from hsi.infer.metrics import map_metrics
+
+    trained = (model.training_values or {}).get("classes") or model.class_names
+    test_mask = model.test_mask(truth.labels.shape) if own_split else None
+    metrics = map_metrics(truth.labels, results.labels, truth.class_names, test_mask, trained)
+    metrics["classes"] = truth.record
+    metrics["own_scene"] = own_split
+    if metrics["test"] is None:
+        metrics["test_note"] = ("another scene than the checkpoint's: every labelled pixel is scored" if not own_split
+                                else "the checkpoint's split does not match this scene's size: no test-pixel metrics")
+    unseen = metrics["labeled"].get("unseen_classes") or {}
+    if unseen:
+        parts = ", ".join(f"{name!r} ({entry['pixels']} pixels)" for name, entry in unseen.items())
+        warnings.warn(f"{len(unseen)} class(es) of the labels have no training pixels in checkpoint {model.source} "
+                      f"and are left out of OA, AA and kappa: {parts} (metrics.json says what they were mapped as)",
+                      ClassMatchWarning, stacklevel=3)
+    return metrics
+
+
+def check_not_degenerate(labels: Any, truth: MatchedTruth | None, num_classes: int, name: str) -> None:
+    """Refuse a map of another scene that is one class everywhere while its labels hold several of the checkpoint's
+    classes (warn when there are no labels to tell): values the network was not trained on, not a map.
+
+    Raises
+    ------
+    DegenerateMapError
+        Naming the cube, the one class, the classes its labels hold and the fixes.
+    """
+    counts = np.zeros(num_classes + 1, dtype=np.int64)
+    for start in range(0, labels.shape[0], 256):
+        counts += np.bincount(np.asarray(labels[start : start + 256]).ravel(), minlength=num_classes + 1)[: num_classes + 1]
+    mapped = np.flatnonzero(counts[1:]) + 1
+    if mapped.size != 1:
+        return
+    held = [] if truth is None else [truth.class_names[k - 1] for k in np.unique(truth.labels) if 0 < k <= num_classes]
+    only = truth.class_names[mapped[0] - 1] if truth is not None else f"class {int(mapped[0])}"
+    fix = ("check the cube's units and scale (--units, --scale), or scale it on its own pixels (--preprocess scene)")
+    if len(held) >= 2:
+        raise DegenerateMapError(f"cube {name}: every pixel was mapped as {only!r}, though its labels hold "
+                                 f"{len(held)} of the checkpoint's classes ({', '.join(held)}): its values are not "
+                                 f"what the network was trained on; {fix}")
+    if truth is None:
+        warnings.warn(f"cube {name}: every pixel was mapped as one class ({only}); if the scene holds more, its values "
+                      f"are not what the network was trained on: {fix}", ClassMatchWarning, stacklevel=3)
 
 
 def _count_nodata(results: ResultArrays, name: str) -> int:
@@ -411,20 +594,19 @@ def _tile_pass(job: TileJob, opts: InferOptions, folder: Path | None) -> tuple[i
                            progress=opts.progress)
 
 
-def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, truth: np.ndarray | None,
+def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, truth: MatchedTruth | None,
             opts: InferOptions, staging: Transaction | None, rgb_bands: list[int] | None, times: dict[str, float],
-            describe: dict[str, Any]) -> InferResult:
+            describe: dict[str, Any], own_split: bool) -> InferResult:
     """Metrics, masking, the output files (committed from ``staging``; None: none written); the result."""
-    from hsi.infer.metrics import map_metrics
-
-    metrics = None
-    if truth is not None:
-        trained = (model.training_values or {}).get("classes")
-        metrics = map_metrics(truth, results.labels, model.class_names, model.test_mask(truth.shape), trained)
-        if metrics["test"] is None:
-            metrics["test_note"] = "the checkpoint's split does not match this scene's size: no test-pixel metrics"
-        if opts.mask_unlabeled:
-            results.labels[truth == 0] = 0
+    metrics = None if truth is None else _scores(model, truth, results, own_split)
+    if not own_split:
+        try:
+            check_not_degenerate(results.labels, truth, model.num_classes, source.name)
+        except DegenerateMapError:
+            results.discard()
+            raise
+    if truth is not None and opts.mask_unlabeled:
+        results.labels[truth.labels == 0] = 0
     files: dict[str, Path] = {}
     if staging is not None:
         from hsi.infer.write import write_folder
@@ -433,7 +615,7 @@ def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, t
         manifest = {"checkpoint": model.source, **describe, "shape": list(source.shape), "class_names": model.class_names,
                     "options": asdict(opts), "rgb_bands": rgb_bands, "tiles_seconds": times["tiles"],
                     "georef": None if georef is None else georef.to_dict()}
-        background = None if (truth is None or opts.mask_unlabeled) else truth == 0
+        background = None if (truth is None or opts.mask_unlabeled) else truth.labels == 0
         wl = source.wavelengths
         names = [f"{wl[b]:.0f} nm" if wl is not None else f"band {b}" for b in (rgb_bands or [])]
         held = dict(results.arrays)

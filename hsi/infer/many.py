@@ -227,11 +227,13 @@ def _scene_model(model: Any, state: dict[str, Any] | None, name: str) -> Any:
 
 def _map_one(model: Any, item: _Item, out: Path, opts: Any, union: list[str]) -> Any:
     from hsi.infer.api import infer_scene
+    from hsi.infer.truth import LabelMap
 
     entry = item.entry
     cube, truth = _scene_input(item, union)
+    labels = None if truth is None else LabelMap(truth, dict(enumerate(union, start=1)), f"labels of {item.name!r}")
     return infer_scene(model, cube, cube_key=getattr(entry, "cube_key", None), layout=getattr(entry, "layout", None),
-                       labels=truth, out=out / item.name, options=opts)
+                       labels=labels, out=out / item.name, options=opts)
 
 
 def _record_inputs(folder: Path, inputs: dict[str, Any]) -> None:

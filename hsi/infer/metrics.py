@@ -38,7 +38,7 @@ def confusion_matrix(truth: Any, predicted: Any, num_classes: int, mask: Any | N
         if not keep.any():
             continue
         t, p = t[keep] - 1, p[keep] - 1
-        valid = (p >= 0) & (p < k)
+        valid = (p >= 0) & (p < k) & (t < k)  # ids past K (a label map not renumbered) are not counted
         cm += np.bincount(t[valid] * k + p[valid], minlength=k * k).reshape(k, k)
     return cm
 
@@ -48,7 +48,10 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
     """Scores of ``predicted`` on the test pixels (when ``test_mask`` is known) and on all labeled pixels.
 
     ``trained`` (the classes with training pixels; None: all) leaves the pixels of other classes out
-    of the scores, as training does (their count is ``unseen_pixels``).
+    of the scores, as training does (their count is ``unseen_pixels``, and ``unseen_classes`` says
+    what each was predicted as). ``class_names`` may go on past the checkpoint's classes with those
+    of the label map that the checkpoint does not have (:class:`hsi.infer.truth.MatchedTruth`):
+    they are never predicted, and are reported with the unseen ones.
 
     Returns
     -------
@@ -62,6 +65,7 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
         applies to its split).
     """
     from hsi.training.metrics import scores_from_confusion
+    from hsi.training.unseen import unseen_report
 
     k = len(class_names)
     unseen = np.array([trained is not None and name not in trained for name in class_names], dtype=bool)
@@ -69,6 +73,7 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
     def scores(mask: Any | None) -> dict[str, Any]:
         cm = confusion_matrix(truth, predicted, k, mask)
         unseen_pixels = int(cm[unseen].sum())
+        report = unseen_report(cm, class_names, unseen)
         cm[unseen] = 0
         out = scores_from_confusion(cm)
         # keyed by class name, as training's metrics.json: None where the class has no scored pixel
@@ -76,6 +81,7 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
         out["support"] = dict(zip(class_names, out["support"]))
         if unseen.any():
             out["unseen_pixels"] = unseen_pixels
+            out["unseen_classes"] = report
         out["confusion"] = cm.tolist()
         out["pixels"] = int(cm.sum())
         # labelled pixels left unclassified (no-data): out of the scores, as training leaves them out of its split

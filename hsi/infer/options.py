@@ -71,7 +71,15 @@ class InferOptions:
         names, colours and map info), "gtiff" (labels.tif, a Cloud-Optimized GeoTIFF with
         colour table and class names; confidence.tif), each GeoTIFF with the cube's CRS and
         transform, "png" (previews: map.png with a legend, false_color.png, confidence.png).
-        metrics.json and inference.json are always written.
+        inference.json is always written, metrics.json with ground truth.
+    preprocess : {"auto", "scene", "checkpoint"}
+        Which fitted scaling the cube gets. "checkpoint": the one fitted on the training
+        pixels, as it is. "scene": the same steps refitted on this cube's own valid pixels
+        (unsupervised: no label is read), the rule of a collection's per-scene scaling.
+        "auto": "scene" when the cube's units or typical raw value differ from the
+        training scenes' (the check that warns about them), else "checkpoint"; on the
+        checkpoint's own scene that is always "checkpoint". A checkpoint that scaled every
+        scene on its own refits whatever this says. What ran is in inference.json.
     mask_unlabeled : bool
         Set pixels that are unlabeled in the ground truth to 0 in the map and draw them as
         background (needs ground truth).
@@ -94,6 +102,7 @@ class InferOptions:
     strategy: Literal["auto", "ddp"] = "auto"
     probabilities: Annotated[bool, boolean] = False
     format: tuple[str, ...] = DEFAULT_FORMATS
+    preprocess: Literal["auto", "scene", "checkpoint"] = "auto"
     mask_unlabeled: Annotated[bool, boolean] = False
     progress: Annotated[bool, boolean] = True
     overwrite: Annotated[bool, boolean] = False

@@ -3,8 +3,12 @@
 :func:`reads_own_bands` says when that applies (the network reads wavelengths and the cube's
 band centres differ from the training ones); :func:`onto_own_bands` then refits the
 checkpoint's preprocessing steps on the cube's own pixels (per-band statistics of other bands
-cannot be carried over) and puts a copy of the network on the cube's band centres. The cube's
-bands must lie inside the trained range (the network refuses others, naming both ranges).
+cannot be carried over) and puts a copy of the network on the cube's band centres. Bands beyond
+the network's trained range are dropped (said on the ``bands:`` line); a cube whose remaining
+bands span less than :data:`MIN_COVERAGE` of the trained range is refused (measured, the network
+does not hold up on part of its range). A checkpoint trained with ``wavelength_range``
+reads only the cube's bands within that range: a cube whose bands there are the training ones is
+resampled (exactly: they are picked) instead.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import numpy as np
 
 from hsi.errors import WavelengthError
 
-__all__ = ["onto_own_bands", "reads_own_bands"]
+__all__ = ["MIN_COVERAGE", "onto_own_bands", "reads_own_bands"]
 
 
 def reads_own_bands(model: Any, source: Any) -> bool:
@@ -28,7 +32,76 @@ def reads_own_bands(model: Any, source: Any) -> bool:
         return False  # a fixed-band network, or wavelengths missing on either side
     from hsi.data.sources.bands import same_grid
 
-    return not same_grid(source.wavelengths, model.wavelengths)
+    wl = np.asarray(source.wavelengths, dtype=np.float64)
+    return not same_grid(wl[_in_range(model, wl)], model.wavelengths)
+
+
+def _in_range(model: Any, wavelengths: np.ndarray) -> np.ndarray:
+    """(C,) bool: the bands of a cube on ``wavelengths`` within the checkpoint's ``wavelength_range`` (all: none)."""
+    wavelength_range = (getattr(model, "data_arguments", None) or {}).get("wavelength_range")
+    if wavelength_range is None:
+        return np.ones(wavelengths.shape, dtype=bool)
+    lo, hi = (float(v) for v in wavelength_range)
+    return (wavelengths >= lo) & (wavelengths <= hi)
+
+
+#: the least share of its trained range a cube's bands must span for a wavelength-aware network to read it; below,
+#: it is refused. Measured (``benchmarks/bench_anyband_coverage.py``): an anyband checkpoint of 99.7 % OA on its
+#: own sensor's parcels gave 84 % OA on the same cube cut to 95 % of its range, 29-70 % at 90 %, 24 % at 80 %,
+#: 12-33 % at 40-60 %; across sensors (``bench_cross_sensor.py``, variant ``infer``) cubes spanning 96-97 % of the
+#: range lost 6.8-11.8 points against the same parcels seen by the training sensor, full ones 0.6-2.6
+MIN_COVERAGE = 0.99
+
+
+def _trained_window(net: Any) -> tuple[float, float]:
+    """The band centres a network reads: its trained range widened by half a trained band spacing each side (the
+    slack :meth:`hsi.models.anyband.AnyBandNet.set_bands` allows)."""
+    first, last = net.trained_range
+    slack = 0.5 * (last - first) / max(len(net.wavelengths) - 1, 1)
+    return first - slack, last + slack
+
+
+def _band_cut(model: Any, source: Any) -> tuple[Any, dict[str, Any]]:
+    """The checkpoint's pipeline, led by the removal of the cube's bands outside its ``wavelength_range`` and beyond
+    the network's trained range; and what was cut (``dropped``, ``coverage`` of the trained range).
+
+    Raises
+    ------
+    WavelengthError
+        No band is left, or the kept bands span less than :data:`MIN_COVERAGE` of the trained range.
+    """
+    from hsi.preprocess import Pipeline, RemoveBands
+
+    wl = np.asarray(source.wavelengths, dtype=np.float64)
+    inside = _in_range(model, wl)
+    if not inside.any():
+        lo, hi = (float(v) for v in model.data_arguments["wavelength_range"])
+        raise WavelengthError(f"cube {source.name}: its bands lie at {wl.min():.2f}-{wl.max():.2f} nm, none within "
+                              f"{lo:g}-{hi:g} nm, the wavelength range checkpoint {model.source} was trained on")
+    low, high = _trained_window(model.net)
+    readable = inside & (wl >= low) & (wl <= high)
+    first, last = model.net.trained_range
+    kept = wl[readable]
+    share = 0.0 if kept.size < 2 else (min(kept.max(), last) - max(kept.min(), first)) / max(last - first, 1e-9)
+    if share < MIN_COVERAGE:
+        span = f"{kept.min():.0f}-{kept.max():.0f} nm" if kept.size else "no band"
+        raise WavelengthError(
+            f"cube {source.name}: its bands within the {first:.0f}-{last:.0f} nm that checkpoint {model.source} was "
+            f"trained on span {span}, {100 * share:.0f} % of that range; {type(model.net).__name__} reads a cube "
+            f"spanning at least {100 * MIN_COVERAGE:.0f} %: train it on the range the cube covers (hsi train ... "
+            f"--wavelength-range {max(wl.min(), first):.0f} {min(wl.max(), last):.0f})")
+    cut = {"dropped": int(inside.sum() - readable.sum()), "coverage": round(float(share), 3)}
+    outside = np.flatnonzero(~readable)
+    if outside.size == 0:
+        return model.pipeline, cut
+    return Pipeline([RemoveBands(indices=outside.tolist()), *model.pipeline.steps]), cut
+
+
+def _cut_note(cut: dict[str, Any], trained: tuple[float, float]) -> str:
+    """What the cut left out, for the ``bands:`` line (empty when nothing)."""
+    if not cut["dropped"]:
+        return ""
+    return f"; {cut['dropped']} band(s) beyond the trained {trained[0]:.0f}-{trained[1]:.0f} nm dropped"
 
 
 def onto_own_bands(model: Any, source: Any, spectra: np.ndarray) -> tuple[Any, dict[str, Any]]:
@@ -40,11 +113,13 @@ def onto_own_bands(model: Any, source: Any, spectra: np.ndarray) -> tuple[Any, d
     WavelengthError
         The checkpoint removed bands by index (indices of one sensor name other bands of another), or a band lies
         outside the network's trained range.
+        Or the checkpoint was trained on a ``wavelength_range`` that holds none of the cube's bands.
     """
-    from hsi.infer.shift import refit_pipeline
+    from hsi.infer.shift import match_training_scene, refit_pipeline
 
     _check_no_index_removal(model, source.name)
-    pipeline, pixels = refit_pipeline(model.pipeline, spectra, source.wavelengths)
+    cutting, cut = _band_cut(model, source)
+    pipeline, pixels = refit_pipeline(cutting, spectra, source.wavelengths)
     centres = pipeline.wavelengths_out(source.wavelengths)
     net = copy.deepcopy(model.net)
     net.set_bands(centres)
@@ -54,55 +129,15 @@ def onto_own_bands(model: Any, source: Any, spectra: np.ndarray) -> tuple[Any, d
     first, last = float(np.min(centres)), float(np.max(centres))
     record = {"method": "own bands", "bands": int(len(centres)), "range_nm": [round(first, 3), round(last, 3)],
               "trained_range_nm": [round(v, 3) for v in net.trained_range], "preprocessing_fitted_on_pixels": pixels,
-              "matched_to_training_scene": matched,
+              "matched_to_training_scene": matched, "dropped_beyond_trained_range": cut["dropped"],
+              "coverage_of_trained_range": cut["coverage"],
               "note": f"{type(net).__name__} reads the cube's own {len(centres)} bands ({first:.0f}-{last:.0f} nm) "
                       "without resampling; its scaling was refitted on the cube's own pixels"
-                      + (" and matched to the training scene's, wavelength by wavelength" if matched else "")}
+                      + (" and matched to the training scene's, wavelength by wavelength" if matched else "")
+                      + _cut_note(cut, net.trained_range)}
     fitted = dataclasses.replace(model, net=net, pipeline=pipeline, wavelengths=np.asarray(source.wavelengths),
                                  num_bands_in=int(source.shape[2]), grid_fwhm=None, fit_per_scene=False)
     return fitted, record
-
-
-def match_training_scene(pipeline: Any, spectra: np.ndarray, centres: np.ndarray, trained: dict[str, Any],
-                         trained_centres: Any) -> Any:
-    """``pipeline`` followed by a per-band affine step that gives the cube's pixels the training scene's median and
-    5-95 % spread at each band's wavelength (interpolated between the training bands).
-
-    The refitted scaling describes the cube's own pixels; training scaled its scene by the training pixels, whose
-    statistics differ from the whole scene's (the classes in between). Matching the whole cube to the whole
-    training scene, band by band, puts the cube's values where training's were.
-    """
-    from hsi.preprocess import Pipeline
-    from hsi.preprocess.shift import BandStats, band_stats
-
-    finite = np.all(np.isfinite(spectra), axis=1)
-    own = band_stats(pipeline.transform(spectra[finite][:, None, :])[:, 0, :])
-    scene = BandStats.from_dict(trained)
-    order = np.argsort(np.asarray(trained_centres, dtype=np.float64))
-    at = np.asarray(trained_centres, dtype=np.float64)[order]
-    median = np.interp(centres, at, scene.median[order])
-    spread = np.interp(centres, at, (scene.p95 - scene.p5)[order])
-    own_spread = own.p95 - own.p5
-    usable = (own_spread > 0) & (spread > 0)  # a constant band keeps its refitted values
-    gain = np.where(usable, spread / np.where(usable, own_spread, 1.0), 1.0)
-    shift = np.where(usable, median - gain * own.median, 0.0)
-    matched = Pipeline([*pipeline.steps, affine_step(gain, shift)])
-    matched.n_bands_in_, matched.n_bands_out_ = pipeline.n_bands_in_, pipeline.n_bands_out_
-    return matched
-
-
-def affine_step(gain: np.ndarray, shift: np.ndarray) -> Any:
-    """A fitted :class:`~hsi.preprocess.scaling.PerBandStandardize` computing ``gain * x + shift`` per band."""
-    from hsi.preprocess.scaling import PerBandStandardize
-
-    step = PerBandStandardize()
-    gain = np.asarray(gain, dtype=np.float64)
-    step.n_bands_in_ = step.n_bands_out_ = int(gain.size)
-    step.n_samples_seen_ = 0
-    step.scale_ = 1.0 / gain  # (x - mean_) / scale_ = gain * x + shift
-    step.var_ = step.scale_ ** 2
-    step.mean_ = -np.asarray(shift, dtype=np.float64) / gain
-    return step
 
 
 def _check_no_index_removal(model: Any, name: str) -> None:

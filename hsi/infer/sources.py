@@ -128,6 +128,7 @@ class NpySource(ArraySource):
     def _attach(self, lazy: Any, mapped: tuple[np.ndarray, np.ndarray], name: str, wavelengths: Any) -> None:
         array, view = mapped
         super().__init__(view, lazy.wavelengths if wavelengths is None else wavelengths, name, lazy.meta.get("georef"))
+        self.fwhm, self.units = lazy.fwhm, lazy.meta.get("units")
         self._mmap = array
         self._data_offset = int(array.offset)
         self._fd = _open_for_preadv(Path(lazy.meta["source"])) if _preadv_fits(view) else None
@@ -269,7 +270,8 @@ def release_pages(source: SceneSource, rows: tuple[int, int] | None = None) -> N
             release()
 
 
-def open_scene_source(cube: Any, key: str | None = None, layout: str | None = None, georef: str = "check") -> SceneSource:
+def open_scene_source(cube: Any, key: str | None = None, layout: str | None = None, georef: str = "check",
+                      units: str | None = None, scale: float | None = None) -> SceneSource:
     """A :class:`SceneSource` for a path, an array or an :class:`hsi.io.Cube`.
 
     Parameters
@@ -283,6 +285,9 @@ def open_scene_source(cube: Any, key: str | None = None, layout: str | None = No
         Axis order when the file's cannot be decided ("HWC", "CHW", ...).
     georef : {"check", "ignore"}
         How a cube file's georeference is read (:func:`hsi.io.open_cube`).
+    units, scale : optional
+        What a cube file's values are and the factor they are divided by on reading, instead of
+        what the file declares (:func:`hsi.io.open_cube`; as training was given them).
     """
     from hsi.io import Cube, open_cube
 
@@ -293,7 +298,8 @@ def open_scene_source(cube: Any, key: str | None = None, layout: str | None = No
     if isinstance(cube, np.ndarray):
         return ArraySource(cube)
     path = Path(cube)
-    lazy = open_cube(path, key=key, layout=layout, georef=georef)
+    lazy = open_cube(path, key=key, layout=layout, georef=georef, units=units,
+                     scale=True if scale is None else float(scale))
     mapped = lazy.mapped_view()  # a .npy file: read from its memory map, without the generic copies
     return LazySource(lazy, path) if mapped is None else NpySource.from_lazy(lazy, mapped, str(path))
 

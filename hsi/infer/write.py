@@ -128,7 +128,7 @@ def write_folder(staging: transaction.Transaction, results: Any, *, class_names:
     background : (H, W) bool or None
         Ground-truth background to draw dimmed (None when masked or without ground truth).
     metrics : dict or None
-        Written as ``metrics.json``.
+        Written as ``metrics.json`` (None, without ground truth: no such file).
     source_header : Path or None
         ENVI header of the cube, whose map info is copied into the ENVI classification when
         ``georef`` is None.
@@ -138,8 +138,8 @@ def write_folder(staging: transaction.Transaction, results: Any, *, class_names:
         The cube's georeference: CRS and transform of the GeoTIFFs, map info of the ENVI file.
     formats : tuple of str
         The output formats to write (registered sinks, :mod:`hsi.sinks`); the run's memory-mapped
-        maps are kept only where one of them lists them (``"npy"``). ``metrics.json`` and the
-        manifest are always written.
+        maps are kept only where one of them lists them (``"npy"``). The manifest is always
+        written.
     manifest : dict
         Run description stored in ``inference.json`` (the files with sizes and SHA-256 are added).
     rgb_title : str

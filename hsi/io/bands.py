@@ -1,5 +1,6 @@
 """Wavelength units and band order: everything that turns file wavelengths into ascending nm, and the
-bands a false-colour composite shows (:func:`pick_rgb_bands`, chosen by wavelength)."""
+bands a false-colour composite shows (:func:`pick_rgb_bands`, chosen by wavelength), and the bands a user keeps
+(:func:`bands_in_range` for ``--wavelength-range``, :func:`parse_band_spec` for ``hsi convert --bands``)."""
 
 from __future__ import annotations
 
@@ -125,3 +126,70 @@ def pick_rgb_bands(wavelengths: Any | None, n_bands: int) -> list[int]:
         if wl.min() <= RGB_NM[2] and wl.max() >= RGB_NM[0]:
             return [int(np.argmin(np.abs(wl - target))) for target in RGB_NM]
     return [int(round(f * (n - 1))) for f in (0.75, 0.5, 0.25)]
+
+
+def bands_in_range(wavelengths: Any | None, wavelength_range: Any, where: str,
+                   option: str = "wavelength_range") -> np.ndarray:
+    """Indices of the bands whose centre lies within ``wavelength_range`` (closed, nm), ascending.
+
+    The one rule of ``--wavelength-range`` (the DataModule's ``wavelength_range``, ``hsi convert``):
+    a band is kept when ``MIN <= centre <= MAX``.
+
+    Parameters
+    ----------
+    wavelengths : (C,) array or None
+        Band centres in nm.
+    wavelength_range : (MIN, MAX)
+        The range in nm, ``MIN < MAX`` (checked at parse time by :func:`hsi._checks.wavelength_range`).
+    where : str
+        What the bands belong to, for messages ("scene 'salinas'", "cube.hdr").
+    option : str
+        The option that asked for the range, for messages.
+
+    Returns
+    -------
+    (C_kept,) int64 array, at least one index.
+
+    Raises
+    ------
+    OptionError
+        ``wavelengths`` is None (the bands cannot be chosen by wavelength), or no band centre lies in the range.
+    """
+    lo, hi = (float(v) for v in wavelength_range)
+    shown = (lo, hi)
+    if wavelengths is None:
+        raise OptionError(option, shown, f"a cube with band centre wavelengths; {where} declares none (give its "
+                                         "wavelengths, or choose bands by index)")
+    wl = np.asarray(wavelengths, dtype=np.float64).reshape(-1)
+    keep = np.flatnonzero((wl >= lo) & (wl <= hi)).astype(np.int64)
+    if keep.size == 0:
+        raise OptionError(option, shown, f"a range holding at least one band of {where}, whose {wl.size} band(s) "
+                                         f"lie at {wl.min():.2f}-{wl.max():.2f} nm")
+    return keep
+
+
+def parse_band_spec(spec: str | Any, n_bands: int, option: str = "bands") -> np.ndarray:
+    """The 0-based band indices of ``spec`` ("0-99,120,130-140", or a sequence of ints), ascending, each once.
+
+    Ranges are inclusive (``130-140`` is 11 bands). Out-of-range or malformed entries raise
+    :class:`~hsi.errors.OptionError` naming ``option``, what was expected and what was found.
+    """
+    expected = f"0-based band indices and inclusive ranges below {n_bands} (the cube's band count), e.g. 0-99,120"
+    if isinstance(spec, str):
+        picked: list[int] = []
+        for part in (p.strip() for p in spec.split(",")):
+            first, dash, last = part.partition("-")
+            if not first.strip().isdigit() or (dash and not last.strip().isdigit()):
+                raise OptionError(option, spec, f"{expected}; {part!r} is not an index or a range")
+            a, b = int(first), int(last) if dash else int(first)
+            if b < a:
+                raise OptionError(option, spec, f"{expected}; range {part!r} runs backwards")
+            picked.extend(range(a, b + 1))
+    else:
+        picked = [int(i) for i in np.asarray(spec).reshape(-1)]
+    index = np.unique(np.asarray(picked, dtype=np.int64))
+    bad = index[(index < 0) | (index >= n_bands)]
+    if index.size == 0 or bad.size:
+        found = "no band" if index.size == 0 else f"index {int(bad[0])}"
+        raise OptionError(option, spec, f"{expected}; found {found}")
+    return index

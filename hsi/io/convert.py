@@ -18,6 +18,12 @@ The georeference of the input (``meta["georef"]``: CRS and transform) is kept by
 route: HDF5 attributes ``crs`` / ``transform`` / ``pixel_is``, ``meta.json``'s ``georef``,
 the GeoTIFF's own CRS and transform; verification compares it too.
 
+``bands=`` (0-based indices and inclusive ranges, ``"0-99,120,130-140"``) or
+``wavelength_range=`` (MIN, MAX nm: the bands whose centre lies within) writes only those
+bands (:meth:`hsi.io.LazyCube.select_bands`), with their wavelengths and band widths (HDF5
+attribute ``fwhm``, ``meta.json``'s ``fwhm``), the selection recorded (``band_selection``);
+verification compares the output with the same bands of the source.
+
 Free space for the uncompressed output is checked before starting, and a disk that fills
 up while writing ends in one :class:`~hsi.errors.DiskFullError`, the partial output removed.
 
@@ -30,7 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -188,6 +194,8 @@ def _meta(lazy: Any, labels: np.ndarray | None, input_path: Path) -> dict[str, A
         "source": str(input_path),
         "read": read,
         "georef": None if lazy.meta.get("georef") is None else lazy.meta["georef"].to_dict(),
+        "fwhm": lazy.meta.get("fwhm"),
+        "band_selection": lazy.meta.get("band_selection"),
     }
 
 
@@ -223,6 +231,10 @@ def _write_h5(lazy: Any, labels: np.ndarray | None, out: Path, input_path: Path,
     with open_h5_writer(out, lazy.shape, np.float32, label_dtype=None if labels is None else labels.dtype,
                         wavelengths=lazy.wavelengths, source=str(input_path), preprocessing={"read": meta["read"]},
                         overwrite=overwrite, georef=lazy.meta.get("georef"), **h5_options) as handle:
+        if lazy.meta.get("fwhm") is not None:  # read back by the HDF5 reader (the wavelengths' unit: nm)
+            handle["cube"].attrs["fwhm"] = np.asarray(lazy.meta["fwhm"], dtype=np.float64)
+        if lazy.meta.get("band_selection") is not None:
+            handle["cube"].attrs["band_selection"] = np.asarray(lazy.meta["band_selection"], dtype=np.int64)
         _copy_blocks(lazy, handle["cube"], progress)
         if labels is not None:
             handle["labels"][...] = labels
@@ -253,6 +265,18 @@ def _output_bytes(shape: tuple[int, ...], labels: np.ndarray | None) -> int:
     return int(np.prod(shape)) * 4 + (0 if labels is None else int(labels.nbytes)) + (1 << 20)
 
 
+def _check_options(to: str, labels_path: Any, compression: str | None, chunks: Any, n_windows: int) -> None:
+    """Refuse options that do not go with the output format, and too few verification windows (:class:`OptionError`)."""
+    if to == "gtiff" and labels_path is not None:
+        raise OptionError("labels_path", str(labels_path), "None with to='gtiff': a GeoTIFF holds the cube alone; "
+                                                             "convert to h5 or npy to keep labels with the cube")
+    if to != "h5" and (compression is not None or chunks != "auto"):
+        raise OptionError("compression" if compression is not None else "chunks",
+                          compression if compression is not None else chunks, "only with to='h5'")
+    if int(n_windows) < 4:
+        raise OptionError("n_windows", n_windows, "an integer >= 4 (the four corners are always compared)")
+
+
 def convert(
     input_path: str | Path,
     out: str | Path,
@@ -267,6 +291,8 @@ def convert(
     overwrite: bool = False,
     n_windows: int = 32,
     progress: Progress | bool | None = None,
+    bands: str | Sequence[int] | None = None,
+    wavelength_range: tuple[float, float] | None = None,
 ) -> ConvertReport:
     """Convert a cube file (and its labels) to HDF5, ``.npy`` + ``meta.json`` or GeoTIFF, then verify the output.
 
@@ -298,6 +324,17 @@ def convert(
     progress : bool or callable, optional
         True: a tqdm bar of the rows written on stderr (one line per 10 % when stderr is not a
         terminal); a callable is called as ``progress(rows_done, rows_total)`` after each block of rows.
+    bands : str or sequence of int, optional
+        Write only these bands: 0-based indices of the cube as read (ascending nm), as a spec of
+        indices and inclusive ranges (``"0-99,120,130-140"``) or a sequence (None: every band).
+    wavelength_range : (float, float), optional
+        Write only the bands whose centre lies within ``MIN <= nm <= MAX``; not with ``bands``.
+
+    Raises
+    ------
+    OptionError
+        A bad ``bands`` spec or index, a ``wavelength_range`` with ``MIN >= MAX``, holding no band, or on a cube
+        without wavelengths, or both given (each naming the option, what was expected and what was found).
 
     Returns
     -------
@@ -311,16 +348,12 @@ def convert(
     input_path, out = Path(input_path), Path(out)
     progress = RowProgress() if progress is True else (progress or None)
     _check_target(out, to, overwrite)
-    if to == "gtiff" and labels_path is not None:
-        raise OptionError("labels_path", str(labels_path), "None with to='gtiff': a GeoTIFF holds the cube alone; "
-                                                             "convert to h5 or npy to keep labels with the cube")
-    if to != "h5" and (compression is not None or chunks != "auto"):
-        raise OptionError("compression" if compression is not None else "chunks",
-                          compression if compression is not None else chunks, "only with to='h5'")
-    if int(n_windows) < 4:
-        raise OptionError("n_windows", n_windows, "an integer >= 4 (the four corners are always compared)")
+    _check_options(to, labels_path, compression, chunks, n_windows)
+    _check_band_options(bands, wavelength_range)
     started = time.perf_counter()
-    with open_cube(input_path, key, layout) as lazy:
+    with open_cube(input_path, key, layout) as whole:
+        selection = _selection(whole, bands, wavelength_range, str(input_path))
+        lazy = whole if selection is None else whole.select_bands(selection)
         labels = None
         if labels_path is not None:
             labels = read_labels(labels_path, key=labels_key)
@@ -343,7 +376,7 @@ def convert(
                 _write_npy(lazy, labels, out, input_path, progress, overwrite)
     try:
         checked, total = verify_conversion(input_path, out, key=key, layout=layout, labels_path=labels_path,
-                                           labels_key=labels_key, n_windows=n_windows)
+                                           labels_key=labels_key, n_windows=n_windows, bands=selection)
     except IntegrityError as err:
         _remove(out)  # a written output that does not match its source is not left behind
         raise IntegrityError(f"{err}; {out} was removed") from err
@@ -351,6 +384,26 @@ def convert(
                          sum(_size_on_disk(p) for p in _input_files(input_path, lazy.meta.get("source"))),
                          _size_on_disk(out),
                          time.perf_counter() - started, checked, total)
+
+
+def _check_band_options(bands: Any, wavelength_range: Any) -> None:
+    """Refuse ``bands`` with ``wavelength_range``, and a range that is not ``MIN < MAX`` (before any file is read)."""
+    from hsi._checks import wavelength_range as check_range
+
+    if bands is not None and wavelength_range is not None:
+        raise OptionError("bands", bands, "bands by index or by wavelength_range, not both")
+    check_range("wavelength_range", wavelength_range)
+
+
+def _selection(lazy: Any, bands: Any, wavelength_range: Any, where: str) -> np.ndarray | None:
+    """The 0-based indices of the bands to write, or None for every band."""
+    from hsi.io.bands import bands_in_range, parse_band_spec
+
+    if bands is not None:
+        return parse_band_spec(bands, lazy.shape[2])
+    if wavelength_range is not None:
+        return bands_in_range(lazy.wavelengths, wavelength_range, where)
+    return None
 
 
 def _remove(out: Path) -> None:

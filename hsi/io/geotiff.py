@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 import struct
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,8 @@ from hsi.errors import CubeFormatError, DataQualityWarning, GeoRefError
 from hsi.io.georef import IGNORE_HINT, GeoRef, check_policy, check_usable, quiet_gdal
 from hsi.io.source import RawSource
 
-__all__ = ["FORMAT_TAG", "GeoTiffBands", "declares_classes", "geotiff_info", "open_geotiff", "read_geotiff_georef",
-           "read_label_band"]
+__all__ = ["FORMAT_TAG", "GeoTiffBands", "category_names", "declares_classes", "geotiff_info", "open_geotiff",
+           "read_geotiff_georef", "read_label_band"]
 
 #: dataset tag naming what hsi wrote the file as: ``"hsi-labels"`` (a class map: read as labels), ``"hsi-map"``,
 #: ``"hsi-cube"`` (a cube ``hsi convert`` wrote: it replaces only files carrying it)
@@ -483,3 +484,19 @@ def declares_classes(dataset: Any) -> bool:
         return bool(dataset.colormap(1))
     except ValueError:  # rasterio: "NULL color table" when there is none
         return False
+
+
+def category_names(path: Path) -> list[str] | None:
+    """Band 1's ``CategoryNames`` in the PAM sidecar ``<path>.aux.xml`` (value 0's first), or None."""
+    sidecar = Path(f"{path}.aux.xml")
+    if not sidecar.is_file():
+        return None
+    try:
+        root = ET.parse(sidecar).getroot()
+    except (ET.ParseError, OSError) as err:
+        raise CubeFormatError(f"{sidecar}: not a readable GDAL PAM sidecar ({err})") from err
+    for band in root.iter("PAMRasterBand"):
+        cats = band.find("CategoryNames")
+        if band.get("band", "1") == "1" and cats is not None:
+            return [c.text or "" for c in cats.findall("Category")]
+    return None

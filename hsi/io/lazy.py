@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -180,6 +181,29 @@ class LazyCube:
         except OSError as err:
             raise CubeFormatError(f"{self._where()}: could not read rows {_span(rows)}, cols {_span(cols)} ({err}); "
                                   f"the file is corrupt (a damaged compressed chunk?) or truncated") from err
+
+    def select_bands(self, index: Any) -> LazyCube:
+        """The same file read with only the bands ``index`` (0-based, of this cube's bands, ascending).
+
+        Windows, wavelengths, band widths, bad-band list and per-band scaling are those of the
+        kept bands; ``meta["band_selection"]`` lists ``index``. The new cube shares the file:
+        closing either closes both.
+        """
+        import dataclasses
+
+        index = np.asarray(index, dtype=np.int64).reshape(-1)
+        plan = self._plan
+        raw = np.arange(self.shape[2]) if plan.band_index is None else np.asarray(plan.band_index)
+        cut = dataclasses.replace(
+            plan, band_index=raw[index],
+            band_scale=None if plan.band_scale is None or np.size(plan.band_scale) == 1 else plan.band_scale[index],
+            band_offset=None if plan.band_offset is None or np.size(plan.band_offset) == 1 else plan.band_offset[index])
+        meta = dict(self.meta, band_selection=index.tolist(), band_index=raw[index].tolist())
+        for key in ("fwhm", "bbl"):
+            if meta.get(key) is not None:
+                meta[key] = np.asarray(meta[key])[index].tolist()
+        wavelengths = None if self.wavelengths is None else np.asarray(self.wavelengths)[index]
+        return LazyCube(self._source, cut, (self.shape[0], self.shape[1], index.size), wavelengths, meta)
 
     def close(self) -> None:
         """Release the underlying file; later reads raise :class:`CubeFormatError`."""

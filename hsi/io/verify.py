@@ -75,6 +75,7 @@ def verify_conversion(
     labels_key: str | None = None,
     n_windows: int = 32,
     window: int = 64,
+    bands: Any = None,
 ) -> tuple[int, int]:
     """Re-open a converted output and compare it with its source exactly; raise :class:`IntegrityError` on a difference.
 
@@ -92,6 +93,8 @@ def verify_conversion(
         Windows of ``window x window`` pixels to compare (the four corners always among them).
     window : int
         Side of a window in pixels.
+    bands : (C_out,) int array, optional
+        The source's bands the output holds (``hsi convert --bands`` / ``--wavelength-range``); None: all.
 
     Returns
     -------
@@ -105,6 +108,7 @@ def verify_conversion(
     out = Path(out)
     with contextlib.ExitStack() as stack:
         src = stack.enter_context(open_cube(input_path, key, layout))
+        src = src if bands is None else src.select_bands(bands)
         dst = stack.enter_context(open_cube(out))
         out_labels = read_labels(out) if labels_path is not None else None
         if tuple(dst.shape) != tuple(src.shape):

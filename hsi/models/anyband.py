@@ -59,7 +59,8 @@ class AnyBandNet(PatchClassifier):
     absorption features are seen through the filters' smoothing. Band widths are not used.
 
     :meth:`set_bands` puts the network on another band set (``hsi infer`` does this for a cube
-    on other bands instead of resampling it); bands beyond the trained range are refused. Built
+    on other bands instead of resampling it); bands beyond the trained range are refused here
+    (``hsi infer`` drops them first, :mod:`hsi.infer.own_bands`). Built
     without ``wavelengths`` the bands are taken as evenly spaced, and the network is one of a
     fixed band set.
 

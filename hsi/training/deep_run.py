@@ -46,7 +46,8 @@ log = logging.getLogger("hsi.training")
 
 
 def raw_band_count(data: dict[str, Any]) -> int:
-    """Bands of the run's cube before preprocessing; read from the header where the format allows."""
+    """Bands of the run's cube before preprocessing (within its ``wavelength_range``); read from the header where the
+    format allows."""
     from hsi.data.scene_source import load_source
     from hsi.scenes.synthetic import make_synthetic_scene
 
@@ -54,6 +55,8 @@ def raw_band_count(data: dict[str, Any]) -> int:
     source = probe.source
     if len(probe.collection.entries) > 1:  # the collection's common band grid
         return probe.raw_band_count()
+    if source.wavelength_range is not None:  # the bands within the range: known once the scene's are read
+        return int(load_source(source).cube.shape[2])
     if source.kind == "files":
         from hsi.io import open_cube
 

@@ -17,7 +17,7 @@ import numpy as np
 from hsi.errors import OptionError, ShapeMismatchError
 from hsi.training.metrics import scores_from_confusion
 
-__all__ = ["score_seen", "unseen_message"]
+__all__ = ["score_seen", "unseen_message", "unseen_report"]
 
 
 def _checked_labels(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -33,7 +33,7 @@ def _checked_labels(y_true: np.ndarray, y_pred: np.ndarray, k: int) -> tuple[np.
     return true, pred
 
 
-def _unseen_report(confusion: np.ndarray, names: Sequence[str], unseen: np.ndarray) -> dict[str, dict[str, Any]]:
+def unseen_report(confusion: np.ndarray, names: Sequence[str], unseen: np.ndarray) -> dict[str, dict[str, Any]]:
     """``{class: {"pixels": n, "predicted_as": {class: count}}}`` for unseen classes with test pixels."""
     out: dict[str, dict[str, Any]] = {}
     for k in np.flatnonzero(unseen):
@@ -79,7 +79,7 @@ def score_seen(y_true: np.ndarray, y_pred: np.ndarray, class_names: Sequence[str
     confusion = np.zeros((len(names), len(names)), dtype=np.int64)
     np.add.at(confusion, (true, pred), 1)
     unseen = ~np.isin(names, [str(t) for t in trained])
-    report = _unseen_report(confusion, names, unseen)
+    report = unseen_report(confusion, names, unseen)
     confusion[unseen] = 0
     scores = scores_from_confusion(confusion)
     scores["confusion"] = confusion.astype(int).tolist()

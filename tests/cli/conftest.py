@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import TINY_TRAIN, child_env
+from tests.helpers import CHILD_TIMEOUT, TINY_TRAIN, child_env
 
 REPO = Path(__file__).resolve().parents[2]
 
-def run_hsi(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess:
+def run_hsi(args: list[str], cwd: Path, timeout: int = CHILD_TIMEOUT) -> subprocess.CompletedProcess:
     """``python -m hsi ARGS`` in ``cwd``."""
     return subprocess.run([sys.executable, "-m", "hsi", *args], cwd=cwd, env=child_env(), capture_output=True,
                           text=True, timeout=timeout)

@@ -14,6 +14,8 @@ from hsi.io.convert import convert
 from hsi.io.readers.npy_scene import open_npy_scene
 from hsi.transaction import read_manifest, verify_manifest
 
+from tests.helpers import CHILD_TIMEOUT
+
 #: the child: SIGKILLs itself at one moment (after the first block of rows, or in the commit), then converts
 KILLER = textwrap.dedent("""
     import os, signal, sys
@@ -46,7 +48,7 @@ def source(tmp_path):
 
 
 def child(moment: str, args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", KILLER, moment, *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-c", KILLER, moment, *args], capture_output=True, text=True, timeout=CHILD_TIMEOUT)
 
 
 def hidden(parent) -> list[str]:

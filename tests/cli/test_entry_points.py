@@ -12,6 +12,8 @@ import pytest
 
 import hsi
 
+from tests.helpers import CHILD_TIMEOUT
+
 
 def test_console_script_points_into_the_package():
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "hsi"]
@@ -36,7 +38,7 @@ def test_train_and_inspect_run(how, tmp_path, tiny, hsi_subprocess):
         if exe is None:
             pytest.skip("the hsi console script is not on PATH (package not installed)")
         def call(args):
-            return subprocess.run([exe, *args], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+            return subprocess.run([exe, *args], cwd=tmp_path, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     else:
         def call(args):
             return hsi_subprocess(args, tmp_path)

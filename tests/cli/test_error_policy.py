@@ -16,6 +16,8 @@ import pytest
 
 from hsi.errors import CheckpointError, FileAccessError, HSIError
 
+from tests.helpers import CHILD_TIMEOUT
+
 TINY = ["--scene", "synthetic", "--scene-options", "height=24", "width=24", "bands=8", "n_classes=3",
         "--patch-size", "5", "--block-size", "6", "--model", "spectral1d", "--no-progress", "--epochs", "1"]
 
@@ -80,7 +82,7 @@ def test_python_m_hsi_exits_1_with_the_traceback(cube):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     env.pop("HSI_TRACEBACK", None)
     proc = subprocess.run([sys.executable, "-c", _INJECT, str(cube)], capture_output=True, text=True, env=env,
-                          timeout=300)
+                          timeout=CHILD_TIMEOUT)
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "Traceback" in proc.stderr and "ValueError: boom" in proc.stderr
     assert "error:" not in proc.stderr

@@ -18,6 +18,8 @@ import pytest
 
 from hsi.errors import CollectionError, OptionError, UsageError
 
+from tests.helpers import CHILD_TIMEOUT
+
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "lightning")
 
@@ -26,7 +28,7 @@ def run_importtime(args: list[str], cwd: Path) -> tuple[int, list[str], set[str]
     """``(exit status, stderr lines other than import times, top-level packages imported)``."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hsi", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     lines = proc.stderr.splitlines()
     modules = {line.rsplit("|", 1)[1].strip().split(".")[0] for line in lines
                if line.startswith("import time:") and "|" in line}
@@ -222,3 +224,27 @@ def test_a_missing_registry_scene_is_worded_for_the_library_and_for_the_command_
     assert status == 2 and len(lines) == 1 and lines[0].startswith("error: scene 'indian_pines'"), err
     assert "add --download" in lines[0] and "--root" in lines[0]
     assert "download=True" not in lines[0] and "root=" not in lines[0]
+
+
+def test_hsi_infer_names_a_missing_registry_scene_before_torch(tmp_path):
+    """``hsi infer --scene NAME`` whose files are not in the root: one line naming them and the fix, torch never
+    imported (the checkpoint is not even read)."""
+    (tmp_path / "m.ckpt").write_bytes(b"not read")
+    line = assert_early_error(["infer", "--checkpoint", "m.ckpt", "--scene", "indian_pines", "--root",
+                               str(tmp_path / "empty"), "--out", "o"], tmp_path,
+                              "error: scene 'indian_pines': file(s) not found (hsi infer downloads nothing")
+    assert "Indian_pines_corrected.mat" in line and "--root FOLDER" in line and "download=True" not in line
+    assert_early_error(["infer", "--checkpoint", "m.ckpt", "--scene", "indian_pine", "--out", "o"], tmp_path,
+                       "error: unknown scene 'indian_pine'")
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--classes", "class_1"], "error: --classes: class_1: THEIRS=OURS"),
+    (["--scale", "0"], "error: --scale: 0.0: a positive number"),
+    (["--units", "counts"], "error: --units: invalid choice: 'counts'"),
+])
+def test_hsi_infer_refuses_malformed_source_options_before_torch(args, expected, tmp_path):
+    (tmp_path / "m.ckpt").write_bytes(b"not read")
+    status, lines, modules = run_importtime(["infer", "--checkpoint", "m.ckpt", "--out", "o", *args], tmp_path)
+    assert status == 2 and any(expected in line for line in lines), lines
+    assert not modules & set(HEAVY)

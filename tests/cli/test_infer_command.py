@@ -12,6 +12,8 @@ import scipy.io
 from hsi.io import read_labels
 from hsi.io.writers.envi import read_class_info
 
+from tests.helpers import CHILD_TIMEOUT
+
 REPO_SCRIPTS = __import__("pathlib").Path(__file__).resolve().parents[2] / "scripts"
 
 
@@ -60,6 +62,6 @@ def test_bad_option_is_one_line(trained, hsi_main, tmp_path):
 def test_script_runs_the_same_command(trained, tmp_path):
     proc = subprocess.run([sys.executable, str(REPO_SCRIPTS / "infer_full.py"), "--checkpoint",
                            str(trained / "best.ckpt"), "--scene", "synthetic", "--out", str(tmp_path / "m"),
-                           "--no-progress"], capture_output=True, text=True, timeout=600)
+                           "--no-progress"], capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "m" / "labels.npy").is_file()

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 import torch
 
+from tests.helpers import CHILD_TIMEOUT
+
 pytest.importorskip("jsonargparse")
 
 CONFIG = textwrap.dedent(
@@ -40,7 +42,7 @@ def run_cli(cwd, args, *, hsi_cli: bool, env):
               "CLI = lambda: LightningCLI(HSIClassifier, HSIDataModule)")
     code = f"{target}\nCLI()\n"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=CHILD_TIMEOUT)
 
 
 def test_fit_then_test_and_predict_from_the_checkpoint_alone(tmp_path):

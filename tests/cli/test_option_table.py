@@ -11,6 +11,8 @@ import pytest
 
 from hsi.cli import table
 
+from tests.helpers import CHILD_TIMEOUT
+
 REPO = table.TABLE_PATH.parents[2]
 
 HEAVY = ("torch", "lightning")
@@ -19,7 +21,7 @@ HEAVY = ("torch", "lightning")
 def imported(args: list[str]) -> tuple[subprocess.CompletedProcess, set[str]]:
     """Run ``python -X importtime -m hsi ARGS``; the top-level packages it imported."""
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "hsi", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     modules = {line.rsplit("|", 1)[1].strip().split(".")[0] for line in proc.stderr.splitlines()
                if line.startswith("import time:") and "|" in line}
     return proc, modules

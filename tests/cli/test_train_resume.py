@@ -14,7 +14,7 @@ import textwrap
 import pytest
 
 from hsi.training.report import plot_curves, read_epoch_history
-from tests.helpers import child_env
+from tests.helpers import CHILD_TIMEOUT, child_env
 
 EPOCHS = 3
 
@@ -63,7 +63,7 @@ def test_resume_after_ctrl_c_at_any_moment_finishes_as_if_never_stopped(moment, 
     out = tmp_path / "stopped"
     args = ["train", *tiny, "--epochs", str(EPOCHS), "--patience", "100", "--out", str(out)]
     proc = subprocess.run([sys.executable, "-c", INTERRUPTER, moment, *args], cwd=tmp_path, env=child_env(),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     assert proc.returncode == 130, proc.stderr[-3000:]
     done = FINISHED[moment]
     assert f"training stopped after epoch {done} " in proc.stderr and f"--resume {out / 'last.ckpt'}" in proc.stderr

@@ -14,6 +14,8 @@ import torch
 import yaml
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, cohen_kappa_score
 
+from tests.helpers import CHILD_TIMEOUT
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "train.py"
 SMALL_SCENE = {"height": 64, "width": 64, "bands": 24, "seed": 3}
@@ -22,7 +24,7 @@ SMALL_SCENE = {"height": 64, "width": 64, "bands": 24, "seed": 3}
 def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     return subprocess.run(
-        [sys.executable, str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+        [sys.executable, str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT
     )
 
 
@@ -147,14 +149,14 @@ def test_ctrl_c_leaves_a_resumable_last_checkpoint(tmp_path):
         [sys.executable, str(SCRIPT), "--config", str(_config(tmp_path)), "--epochs", "200", "--out", str(out)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + CHILD_TIMEOUT
     staged = out.parent / f".{out.name}.staging-{proc.pid}" / "last.ckpt"  # moved into out when the run ends
     while not staged.exists():
         assert proc.poll() is None and time.monotonic() < deadline, "training ended before it could be interrupted"
         time.sleep(0.2)
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=120)
+    _, stderr = proc.communicate(timeout=CHILD_TIMEOUT)
     assert proc.returncode == 130, stderr[-2000:]
     assert "--resume" in stderr and "last.ckpt" in stderr
     ckpt = torch.load(out / "last.ckpt", map_location="cpu", weights_only=False)

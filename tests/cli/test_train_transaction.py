@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from hsi.transaction import read_manifest, verify_manifest
-from tests.helpers import child_env
+from tests.helpers import CHILD_TIMEOUT, child_env
 
 #: the child: signals itself at one moment (SIGINT at the start of epoch 1, or SIGKILL in the commit)
 SIGNALLER = textwrap.dedent("""
@@ -38,7 +38,7 @@ SIGNALLER = textwrap.dedent("""
 
 def run_child(moment: str, args: list[str], cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", SIGNALLER, moment, *args], cwd=cwd, env=child_env(),
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT)
 
 
 def staging_left(parent) -> list[str]:

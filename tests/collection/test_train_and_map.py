@@ -91,7 +91,7 @@ def test_infer_resamples_a_new_cube_onto_the_checkpoints_grid(trained, files, tm
     assert np.array_equal(result.labels, np.load(tmp_path / "cubes" / "south" / "labels.npy"))
     short = tmp_path / "short.h5"  # covers 600-2400 nm only: the grid starts at 540 nm
     write_h5(short, np.random.default_rng(0).random((8, 8, 10), dtype=np.float32), wavelengths=np.linspace(600, 2400, 10))
-    with pytest.raises(WavelengthError, match=r"600\.00-2400\.00 nm.*540\.00-2360\.00 nm"):
+    with pytest.raises(WavelengthError, match=r"600\.0-2400\.0 nm.*540\.0-2360\.0 nm.*--wavelength-range 600 2360"):
         infer_scene(trained / "best.ckpt", str(short), **FAST)
 
 

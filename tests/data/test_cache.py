@@ -11,6 +11,8 @@ import torch
 
 from hsi.data.cache import PatchCache
 
+from tests.helpers import CHILD_TIMEOUT
+
 
 def _built(caplog) -> bool:
     return any("building patch cache" in r.getMessage() or "rebuilding" in r.getMessage() for r in caplog.records)
@@ -122,9 +124,9 @@ def test_two_processes_building_the_same_cache_serialize(tmp_path):
     procs = [ctx.Process(target=_slow_build, args=(str(tmp_path), q)) for _ in range(2)]
     for p in procs:
         p.start()
-    results = [q.get(timeout=30) for _ in procs]
+    results = [q.get(timeout=CHILD_TIMEOUT) for _ in procs]
     for p in procs:
-        p.join(timeout=30)
+        p.join(timeout=CHILD_TIMEOUT)
     assert sorted(r[0] for r in results) == [0, 1]  # built exactly once
     assert sorted(r[1] for r in results) == [False, True]
     assert all(r[2] == float(np.arange(100_000, dtype=np.float32).sum()) for r in results)

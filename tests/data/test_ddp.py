@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.helpers import CHILD_TIMEOUT
+
 
 SCRIPT = textwrap.dedent(
     """
@@ -86,7 +88,7 @@ def _run(tmp_path: Path, balanced: bool) -> tuple[dict, dict]:
     opts = json.dumps({"height": 48, "width": 48, "bands": 20, "n_classes": 5, "seed": 3, "parcel_size": 12.0})
     cmd = [sys.executable, str(script), str(out), str(tmp_path / "cache"), "1" if balanced else "0", opts]
     for attempt in range(2):  # a port taken by a concurrent run is the one transient failure; retry it once
-        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
         transient = "address already in use" in (proc.stdout + proc.stderr).lower()
         if proc.returncode == 0 or not transient:
             break
@@ -165,7 +167,7 @@ def test_release_frees_the_group_and_its_gloo_threads_before_exit(tmp_path):
     script.write_text(RELEASE_SCRIPT)
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.run([sys.executable, str(script), str(tmp_path / "store")], capture_output=True, text=True,
-                          timeout=120, env=env)
+                          timeout=CHILD_TIMEOUT, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     n_before, destroyed, still_initialized, n_after = proc.stdout.split()[-4:]
     assert int(n_before) > 0  # the group did run gloo threads
@@ -174,14 +176,20 @@ def test_release_frees_the_group_and_its_gloo_threads_before_exit(tmp_path):
 
 
 def test_datamodule_teardown_registers_the_exit_release(make_dm, monkeypatch):
-    import atexit
+    """``teardown`` registers :func:`release_process_group` once; the interpreter's own ``atexit`` is left alone.
+
+    Only ``hsi._distributed``'s view of ``atexit`` is replaced: hooks that modules imported
+    on the way register (torch's, matplotlib's ...) still reach the real one, and the real
+    release hook is registered again by the next teardown after the test.
+    """
+    from types import SimpleNamespace
 
     import hsi._distributed as d
 
+    dm = make_dm()
     registered = []
     monkeypatch.setattr(d, "_registered", False)
-    monkeypatch.setattr(atexit, "register", lambda fn, *a, **k: registered.append(fn))
-    dm = make_dm()
+    monkeypatch.setattr(d, "atexit", SimpleNamespace(register=registered.append))
     dm.teardown("fit")
     dm.teardown("test")  # idempotent
     assert registered == [d.release_process_group]

@@ -46,7 +46,7 @@ def test_a_cube_on_other_bands_is_read_on_its_own_bands_and_said(anyband_ckpt, t
     path, _ = anyband_ckpt
     scene = make_synthetic_scene(**SCENE)
     wl = scene.cube.wavelengths
-    other = np.linspace(450.0, 2450.0, 7)  # another sensor: 7 bands at other centres, inside the trained range
+    other = np.linspace(405.0, 2495.0, 7)  # another sensor: 7 bands at other centres, spanning the trained range
     cube = apply_response(scene.cube.data, response_matrix(wl, other))
     result, manifest = _infer(path, cube, other, tmp_path / "other")
     assert manifest["bands"]["method"] == "own bands" and manifest["bands"]["bands"] == 7
@@ -64,20 +64,43 @@ def test_a_cube_on_other_bands_is_read_on_its_own_bands_and_said(anyband_ckpt, t
     assert np.array_equal(np.asarray(same.labels), np.asarray(own.labels))
 
 
-def test_a_cube_beyond_the_trained_range_is_refused_on_the_command_line(anyband_ckpt, tmp_path, capsys):
+def test_bands_beyond_the_trained_range_are_dropped_with_one_line(anyband_ckpt, tmp_path, capsys):
     from hsi.cli import main
     from hsi.io import write_h5
     from hsi.scenes.synthetic import make_synthetic_scene
 
     path, _ = anyband_ckpt
     scene = make_synthetic_scene(**SCENE)
-    wide = np.linspace(200.0, 2800.0, 10)
+    wide = np.linspace(400.0, 2800.0, 10)  # 2800 nm lies beyond 400-2500 nm and its half-spacing slack
     cube = write_h5(tmp_path / "wide.h5", scene.cube.data, labels=scene.labels, wavelengths=wide)
+    status = main(["infer", "--checkpoint", str(path), "--cube", str(cube), "--out", str(tmp_path / "map"),
+                   "--no-progress", "--format", "npy"])
+    out = capsys.readouterr().out
+    assert status == 0
+    bands = next(line for line in out.splitlines() if line.startswith("bands: "))
+    assert "reads the cube's own 9 bands" in bands and "1 band(s) beyond the trained 400-2500 nm dropped" in bands
+    record = json.loads((tmp_path / "map" / "inference.json").read_text())["bands"]
+    assert record["dropped_beyond_trained_range"] == 1 and record["coverage_of_trained_range"] == 1.0
+
+
+def test_a_cube_spanning_too_little_of_the_trained_range_is_refused_naming_the_fix(anyband_ckpt, tmp_path, capsys):
+    """Below MIN_COVERAGE of the trained range the network is not trusted (a 401-899 nm cube read by a network of
+    399-2457 nm mapped water as dirt)."""
+    from hsi.cli import main
+    from hsi.infer.own_bands import MIN_COVERAGE
+    from hsi.io import write_h5
+    from hsi.scenes.synthetic import make_synthetic_scene
+
+    path, _ = anyband_ckpt
+    scene = make_synthetic_scene(**SCENE)
+    narrow = np.linspace(1800.0, 2500.0, 10)  # a third of 400-2500 nm (MIN_COVERAGE is more)
+    cube = write_h5(tmp_path / "narrow.h5", scene.cube.data, labels=scene.labels, wavelengths=narrow)
     status = main(["infer", "--checkpoint", str(path), "--cube", str(cube), "--out", str(tmp_path / "map"),
                    "--no-progress"])
     err = capsys.readouterr().err.strip().splitlines()
-    assert status == 2 and err[-1].startswith("error: ")
-    assert "200.0-2800.0 nm" in err[-1] and "trained on 400.0-2500.0 nm" in err[-1]
+    assert status == 2 and err[-1].startswith("error: cube "), err
+    assert "span 1800-2500 nm, 33 % of that range" in err[-1] and f"at least {100 * MIN_COVERAGE:.0f} %" in err[-1]
+    assert "--wavelength-range 1800 2500" in err[-1]
     assert not (tmp_path / "map").exists()
 
 

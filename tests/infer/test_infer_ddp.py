@@ -11,6 +11,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from tests.helpers import CHILD_TIMEOUT
+
 SCRIPT = textwrap.dedent(
     """
     import json, sys, warnings
@@ -41,7 +43,7 @@ def test_two_ranks_give_the_one_process_map(fcn_ckpt, scene, tmp_path):
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
     cmd = [sys.executable, str(script), str(fcn_ckpt), str(cube), str(out)]
     for _ in range(2):  # a port taken by a concurrent run is the one transient failure; retry it once
-        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=240)
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=CHILD_TIMEOUT)
         if proc.returncode == 0 or "address already in use" not in (proc.stdout + proc.stderr).lower():
             break
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -92,9 +92,12 @@ def test_band_mismatch_is_refused_before_compute_naming_both(cnn_ckpt, scene, tm
     assert not (tmp_path / "x").exists()
     from hsi.io import Cube
 
-    # bands that do not reach the checkpoint's first band cannot be resampled onto it (no extrapolation)
+    # bands that do not reach the checkpoint's first band cannot be resampled onto it (no extrapolation): the line
+    # names the range both cover, to train a checkpoint on
     shifted = Cube(scene.cube.data, scene.cube.wavelengths + 5.0, {"source": "shifted"})
-    with pytest.raises(WavelengthError, match=r"shifted: its bands cover .* but the grid to resample it on spans"):
+    lo, hi = scene.cube.wavelengths[0] + 5.0, scene.cube.wavelengths[-1]
+    with pytest.raises(WavelengthError, match=rf"cube shifted: its bands cover .* but checkpoint .* reads bands at .* "
+                                              rf"--wavelength-range {lo:.0f} {hi:.0f}\), or give a cube that covers"):
         infer_scene(cnn_ckpt, shifted)
 
 

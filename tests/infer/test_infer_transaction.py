@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from hsi.transaction import read_manifest, verify_manifest
-from tests.helpers import child_env
+from tests.helpers import CHILD_TIMEOUT, child_env
 
 MANIFEST = "inference.json"
 
@@ -89,7 +89,7 @@ def hsi_args(cnn_ckpt):
 def test_sigkill_leaves_the_old_map_or_no_manifest(first_run, moment, expected):
     out, old, again = first_run
     proc = subprocess.run([sys.executable, "-c", KILLER, moment, *again], capture_output=True, text=True,
-                          env=child_env(), timeout=300)
+                          env=child_env(), timeout=CHILD_TIMEOUT)
     assert proc.returncode == -9, proc.stderr[-2000:]
     assert folder_state(out, old) == expected
     assert (out / "notes.txt").read_text() == "mine"

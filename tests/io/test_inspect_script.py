@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 import scipy.io
 
+from tests.helpers import CHILD_TIMEOUT
+
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "inspect.py"
 
 
@@ -115,11 +117,11 @@ def test_bad_input_exit_code_2(script, tmp_path, capsys, case):
 def test_runs_as_a_script_despite_stdlib_name(cube_file):
     """``python scripts/inspect.py`` must not shadow the stdlib ``inspect`` module."""
     done = subprocess.run([sys.executable, str(SCRIPT), str(cube_file)], capture_output=True, text=True,
-                          timeout=120, cwd=SCRIPT.parents[1])
+                          timeout=CHILD_TIMEOUT, cwd=SCRIPT.parents[1])
     assert done.returncode == 0, done.stderr
     assert "shape (H x W x C): 7 x 5 x 6" in done.stdout
     bad = subprocess.run([sys.executable, str(SCRIPT), str(cube_file) + ".nope"], capture_output=True,
-                         text=True, timeout=120)
+                         text=True, timeout=CHILD_TIMEOUT)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr
 
 

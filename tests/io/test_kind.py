@@ -16,6 +16,8 @@ from hsi.errors import NotHyperspectralWarning
 from hsi.io import read_cube
 from hsi.io.kind import colour_image_reason
 
+from tests.helpers import CHILD_TIMEOUT
+
 rasterio = pytest.importorskip("rasterio")
 
 PHRASE = "3 bands of 8-bit integers without wavelengths: this looks like a colour image, not a hyperspectral cube"
@@ -92,7 +94,7 @@ def test_train_on_a_photo_says_it_once(photo, tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "hsi", "train", "--cube", str(cube), "--labels", str(labels), "--model", "svm",
          "--seed", "0", "--out", str(tmp_path / "run"), "--cache-dir", str(tmp_path / "cache"), "--no-progress"],
-        capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
+        capture_output=True, text=True, timeout=CHILD_TIMEOUT, env=env, cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stderr.splitlines() if "colour image" in line]

@@ -12,6 +12,8 @@ import pytest
 import torch
 import yaml
 
+from tests.helpers import CHILD_TIMEOUT
+
 pytest.importorskip("jsonargparse")
 
 SCENE = {"height": 32, "width": 32, "bands": 12, "n_classes": 3, "seed": 1}
@@ -49,7 +51,7 @@ def test_a_two_process_ddp_run_of_anyband_builds_the_same_network_on_both_ranks(
             "--model", "anyband", "--block-size", "8", "--epochs", "1", "--no-progress", "--accelerator", "cpu",
             "--devices", "2", "--strategy", "ddp", "--out", str(out)]
     proc = subprocess.run([sys.executable, "-m", "hsi", *args], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=CHILD_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-3000:]
     metrics = json.loads((out / "metrics.json").read_text())
     saved = torch.load(out / "best.ckpt", weights_only=False)["hyper_parameters"]["model_options"]

@@ -279,7 +279,9 @@ class ResampledSource:
         The checkpoint's band centres.
     grid_fwhm : (C,) array, optional
         The grid's band widths (nm): Gaussian responses when known (narrowed by the source's
-        own ``fwhm`` when it has them), else linear interpolation.
+        own ``fwhm`` when it has them), else linear interpolation. A grid of some of the
+        source's own bands (same centres, and same widths where both are known) takes those
+        bands as they are (:func:`subset_bands`), as :func:`resample` does.
     """
 
     def __init__(self, source: Any, grid: Any, grid_fwhm: Any = None) -> None:
@@ -292,7 +294,11 @@ class ResampledSource:
                                     f"checkpoint's {self.grid.size}; give the cube's band centres (nm) to resample it")
         check_covers(source.wavelengths, self.grid, source.name)
         fwhm = getattr(source, "fwhm", None)
-        self.weights = response_matrix(source.wavelengths, self.grid, grid_fwhm, fwhm)
+        # a grid of some of the cube's own bands (a checkpoint's wavelength_range on its sensor) takes them as they
+        # are, as :func:`resample` does at training
+        self.picked = subset_bands(source.wavelengths, self.grid, fwhm, grid_fwhm)
+        self.weights = None if self.picked is not None else \
+            response_matrix(source.wavelengths, self.grid, grid_fwhm, fwhm)
         self.record = resampling_record(source.wavelengths, self.grid, fwhm_from=fwhm, fwhm_to=grid_fwhm)
         self.fwhm = None if grid_fwhm is None else np.asarray(grid_fwhm, dtype=np.float64)
         self.units = getattr(source, "units", None)
@@ -307,8 +313,10 @@ class ResampledSource:
         """``(h, w, C)`` float32 window on the grid."""
         from hsi.preprocess.response import apply_response
 
-        return np.ascontiguousarray(apply_response(self.source.read_window(rows, cols), self.weights),
-                                    dtype=np.float32)
+        window = self.source.read_window(rows, cols)
+        if self.picked is not None:
+            return np.ascontiguousarray(np.asarray(window)[..., self.picked], dtype=np.float32)
+        return np.ascontiguousarray(apply_response(window, self.weights), dtype=np.float32)
 
     def close(self) -> None:
         """Close the underlying source."""

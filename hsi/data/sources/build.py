@@ -106,7 +106,8 @@ def collection_state(col: Collection, values: dict[str, Any], load: Loader,
     col : Collection
     values : dict
         The DataModule's resolved recipe values (``block_size``, ``buffer``, ``fractions``,
-        ``split_seed``, ``scaling``, ``pca``, ``remove_bands``).
+        ``split_seed``, ``scaling``, ``pca``, ``remove_bands``, ``wavelength_range``: the grid keeps only the bands
+        within it).
     load : callable
         ``load(i)`` -> the :class:`~hsi.data.scene_source.LoadedSource` of scene ``i`` as read.
     checkpoint : dict, optional
@@ -124,7 +125,8 @@ def collection_state(col: Collection, values: dict[str, Any], load: Loader,
         return _reuse(checkpoint, col, facts)
     wavelengths = [f["wavelengths"] for f in facts]
     first = coarsest_scene(wavelengths, [f["fwhm"] for f in facts], names.index(col.train_names[0]))
-    grid = common_grid(wavelengths, [f["n_bands"] for f in facts], names, first)
+    grid = _within_range(common_grid(wavelengths, [f["n_bands"] for f in facts], names, first),
+                         values.get("wavelength_range"), names)
     widths, widths_from = grid_fwhm(facts[first]["wavelengths"], facts[first]["fwhm"], grid)
     _record_resampling(facts, grid, widths)
     union = union_classes([f["class_names"] for f in facts])
@@ -146,6 +148,15 @@ def collection_state(col: Collection, values: dict[str, Any], load: Loader,
         "splits": [s.to_state() for s in splits], "pipeline": pipeline.to_state(),
         "pipelines": None if own is None else [p.to_state() for p in own],
     })
+
+
+def _within_range(grid: np.ndarray | None, wavelength_range: Any, names: list[str]) -> np.ndarray | None:
+    """The grid's bands within ``wavelength_range`` (None: the whole grid); every scene is resampled onto these."""
+    if wavelength_range is None:
+        return grid
+    from hsi.io.bands import bands_in_range
+
+    return grid[bands_in_range(grid, wavelength_range, f"the common grid of scenes {', '.join(names)}")]
 
 
 def _record_resampling(facts: list[dict[str, Any]], grid: np.ndarray | None, widths: np.ndarray | None) -> None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from hsi.errors import SceneShiftWarning
 
-__all__ = ["RAW_RATIO_THRESHOLD", "centre_pixels", "raw_check", "scene_shift", "value_text"]
+__all__ = ["COLLECTION_ADVICE", "RAW_RATIO_THRESHOLD", "centre_pixels", "raw_check", "scene_shift", "value_text"]
 
 #: typical raw values this many times apart (or more) are "other units or value ranges"
 RAW_RATIO_THRESHOLD = 10.0
@@ -63,8 +63,15 @@ def _times(ratio: float | None) -> str:
     return f"{ratio:,.0f}x" if ratio >= 100 else f"{ratio:.3g}x"
 
 
-def raw_check(fact: dict[str, Any], against: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The raw-value record of one scene against the facts of the scenes it is compared with (and a warning)."""
+#: what a flagged scene of a collection can do (the end of :func:`raw_check`'s warning)
+COLLECTION_ADVICE = ("the scenes combine only through the normalisation (normalize=, per-scene scaling with "
+                     "preprocess: scene): declare units: and scale: in the entries if the files do not")
+
+
+def raw_check(fact: dict[str, Any], against: Sequence[dict[str, Any]], advice: str = COLLECTION_ADVICE
+              ) -> dict[str, Any]:
+    """The raw-value record of one scene against the facts of the scenes it is compared with (and a warning ending
+    in ``advice``: what the caller does about it, or what the user can)."""
     levels = [f["value_level"] for f in against if f.get("value_level")]
     level, reference = fact.get("value_level"), float(np.median(levels)) if levels else None
     ratio = None if not (level and reference) else max(level / reference, reference / level)
@@ -78,9 +85,8 @@ def raw_check(fact: dict[str, Any], against: Sequence[dict[str, Any]]) -> dict[s
         seen = ", ".join(sorted({_kind(f) for f in against}))
         warnings.warn(
             f"scene {fact['name']!r} holds other units or value ranges than {names}: its values are typically "
-            f"{value_text(level)} against {value_text(reference)} ({_times(ratio)}; units {_kind(fact)} against {seen}); the scenes "
-            "combine only through the normalisation (normalize=, per-scene scaling with preprocess: scene): "
-            "declare units: and scale: in the entries if the files do not", SceneShiftWarning, stacklevel=2)
+            f"{value_text(level)} against {value_text(reference)} ({_times(ratio)}; units {_kind(fact)} against {seen}); "
+            f"{advice}", SceneShiftWarning, stacklevel=2)
     return record
 
 

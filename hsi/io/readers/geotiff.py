@@ -56,3 +56,11 @@ class GeoTiffReader(Reader):
 
         info = geotiff_info(path, georef="ignore")
         return info["nodata"], info["mask"]
+
+    def class_names(self, path: Path, key: str | None) -> list[str] | None:
+        """Names of values 1..K from a class map's category names (its ``.aux.xml``, as QGIS and ``hsi infer``
+        write them; value 0's, the background's, left out), or None."""
+        from hsi.io.geotiff import category_names
+
+        names = category_names(path)
+        return names[1:] or None if names else None

@@ -90,12 +90,13 @@ class NpySceneReader(Reader):
         cube = _load(folder / CUBE_FILE)
         if list(cube.shape) != list(meta.get("shape") or []):
             raise IntegrityError(f"{folder}/{CUBE_FILE}: shape {cube.shape}, {META_FILE} says {meta.get('shape')}")
-        wavelengths = meta.get("wavelengths")
+        wavelengths, fwhm = meta.get("wavelengths"), meta.get("fwhm")
         return RawSource(
             folder / CUBE_FILE, "npy", cube, layout="HWC", mapped=True,
             wavelengths=None if wavelengths is None else np.asarray(wavelengths, dtype=np.float64),
             wavelength_units=meta.get("wavelength_units") or "nm",
             wavelength_source=None if wavelengths is None else f"{folder / META_FILE}",
+            fwhm=None if fwhm is None else np.asarray(fwhm, dtype=np.float64),
             extra={"georef": self._georef(folder, meta, georef), "npy_scene": str(folder)},
         )
 

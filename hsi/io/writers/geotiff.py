@@ -39,7 +39,7 @@ import numpy as np
 from hsi._atomic import atomic_path, is_disk_full, tmp_prefix, write_bytes_atomic
 from hsi._pages import release_mapped, row_strips
 from hsi.errors import CubeFormatError, HSIError, ShapeMismatchError, WavelengthError
-from hsi.io.geotiff import FORMAT_TAG  # what the reader recognises
+from hsi.io.geotiff import FORMAT_TAG, category_names  # what the reader recognises
 
 __all__ = ["CLASS_NAMES_TAG", "read_label_classes", "write_cube_gtiff", "write_float_tif", "write_label_cog"]
 
@@ -308,22 +308,6 @@ def _write_label_rows(dst: Any, labels: np.ndarray, dtype: np.dtype, block: int,
     return top
 
 
-def _category_names(path: Path) -> list[str] | None:
-    """Band 1's ``CategoryNames`` in the PAM sidecar ``<path>.aux.xml``, or None."""
-    sidecar = Path(f"{path}.aux.xml")
-    if not sidecar.is_file():
-        return None
-    try:
-        root = ET.parse(sidecar).getroot()
-    except (ET.ParseError, OSError) as err:
-        raise CubeFormatError(f"{sidecar}: not a readable GDAL PAM sidecar ({err})") from err
-    for band in root.iter("PAMRasterBand"):
-        cats = band.find("CategoryNames")
-        if band.get("band", "1") == "1" and cats is not None:
-            return [c.text or "" for c in cats.findall("Category")]
-    return None
-
-
 def read_label_classes(path: str | Path) -> tuple[list[str], np.ndarray]:
     """Class names and ``(K + 1, 3)`` uint8 colours of a class-map GeoTIFF (as :func:`write_label_cog` writes).
 
@@ -338,7 +322,7 @@ def read_label_classes(path: str | Path) -> tuple[list[str], np.ndarray]:
     import rasterio
 
     path = Path(path)
-    names = _category_names(path)
+    names = category_names(path)
     try:
         with rasterio.Env(), rasterio.open(path) as src:
             tag = src.tags(1).get(CLASS_NAMES_TAG)

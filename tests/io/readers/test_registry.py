@@ -19,6 +19,8 @@ from hsi.io import list_arrays, open_cube, read_cube, read_labels
 from hsi.io.readers import Reader, find_reader, list_readers, register_reader, supported, unregister_reader
 from hsi.io.source import RawSource
 
+from tests.helpers import CHILD_TIMEOUT
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -114,6 +116,6 @@ def test_the_readers_import_no_torch_and_no_format_library():
     """The command line's early checks import the registry: it must stay light."""
     code = ("import sys, hsi.io.readers; "
             "print(sorted(m for m in ('torch', 'rasterio', 'spectral', 'scipy.io') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=CHILD_TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
