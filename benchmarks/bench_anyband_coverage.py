@@ -14,7 +14,6 @@ refused); the floor is lowered to 0 for the run, so every window is mapped.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import time
 from pathlib import Path
 
 from _cross_sensor_scenes import SENSORS, render_sensors
-from bench_cross_sensor import EPOCHS, in_scene_argv, run_train, scene_recipe
+from bench_cross_sensor import EPOCHS, in_scene_argv, run_logged, run_train, scene_recipe
 
 #: (first, last) windows in nm of sensor A's 420-2400 nm: both ends, either end cut, the middle
 WINDOWS = ((420, 2400), (470, 2350), (520, 2300), (420, 2202), (618, 2400), (420, 2004), (816, 2400),
@@ -31,26 +30,20 @@ WINDOWS = ((420, 2400), (470, 2350), (520, 2300), (420, 2202), (618, 2400), (420
 
 def _map(checkpoint: Path, cube: Path, labels: Path, out: Path) -> float | None:
     """``hsi infer`` of ``cube`` scored on ``labels``; every labelled pixel's OA (None when it failed)."""
-    from hsi.cli import main as hsi_main
-
-    with open(f"{out}.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-        status = hsi_main(["infer", "--checkpoint", str(checkpoint), "--cube", str(cube), "--labels", str(labels),
+    error, _ = run_logged(["infer", "--checkpoint", str(checkpoint), "--cube", str(cube), "--labels", str(labels),
                            "--labels-key", "labels", "--format", "npy", "--no-progress", "--overwrite",
-                           "--accelerator", "cpu", "--out", str(out)])
-    if status != 0:
+                           "--accelerator", "cpu", "--out", str(out)], Path(f"{out}.log"))
+    if error is not None:
         return None
     return json.loads((out / "metrics.json").read_text())["labeled"]["oa"]
 
 
 def _cut(cube: Path, window: tuple[int, int], out: Path) -> Path:
     """``hsi convert`` of ``cube`` keeping the bands within ``window``."""
-    from hsi.cli import main as hsi_main
-
-    with open(f"{out}.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-        status = hsi_main(["convert", str(cube), str(out), "--key", "cube", "--to", "h5", "--wavelength-range",
-                           str(window[0]), str(window[1]), "--overwrite", "--no-progress"])
-    if status != 0:
-        raise RuntimeError(f"hsi convert failed: see {out}.log")
+    error, said = run_logged(["convert", str(cube), str(out), "--key", "cube", "--to", "h5", "--wavelength-range",
+                              str(window[0]), str(window[1]), "--overwrite", "--no-progress"], Path(f"{out}.log"))
+    if error is not None:
+        raise RuntimeError(f"hsi convert failed ({said or error}): see {out}.log")
     return out
 
 

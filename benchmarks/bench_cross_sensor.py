@@ -215,18 +215,10 @@ def within(path: Path, train: str, test: str) -> Path:
 
 def _infer_once(checkpoint: Path, cube: Path, preprocess: str, folder: Path) -> dict:
     """One ``hsi infer`` run into ``folder``: every labelled pixel's OA, the bands and preprocessing it ran."""
-    from hsi.cli import main as hsi_main
-
     t0 = time.perf_counter()
-    with open(f"{folder}.log", "w") as log, contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
-        try:
-            status = hsi_main([*infer_argv(checkpoint, cube, preprocess), "--out", str(folder)])
-            error = None if status == 0 else f"exit {status}"
-        except Exception as err:  # one broken run is reported, and the others still run
-            error = f"{type(err).__name__}: {err}"
-    if error is not None and error.startswith("exit"):  # the command's own error line says why
-        said = [line for line in Path(f"{folder}.log").read_text().splitlines() if line.startswith("error:")]
-        error += f" ({said[-1][:200]})" if said else ""
+    error, said = run_logged([*infer_argv(checkpoint, cube, preprocess), "--out", str(folder)], Path(f"{folder}.log"))
+    if error is not None and error.startswith("exit") and said:  # the command's own error line says why
+        error += f" ({said[:200]})"
     seconds = round(time.perf_counter() - t0, 1)
     if error is not None:
         return {"oa": None, "error": error, "seconds": seconds}
@@ -294,14 +286,30 @@ def scene_recipe(args: argparse.Namespace) -> dict:
             "sensors": {n: repr(s) for n, s in SENSORS.items()}}
 
 
+def run_logged(argv: list[str], log: Path) -> tuple[str | None, str | None]:
+    """``hsi ARGV`` in this process, its output into ``log``: ``(error, said)``, ``error`` None when it exited 0, else
+    ``"exit N"`` or the exception (one broken run is reported, and the others still run), ``said`` the command's
+    last ``error:`` line, if any."""
+    from hsi.cli import main as hsi_main
+
+    with open(log, "w") as out, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        try:
+            status = hsi_main(argv)
+            error = None if status == 0 else f"exit {status}"
+        except Exception as err:
+            error = f"{type(err).__name__}: {err}"
+    if error is None:
+        return None, None
+    lines = log.read_text().strip().splitlines()
+    return error, next((line for line in reversed(lines) if line.startswith("error:")), None)
+
+
 def run_train(argv: list[str], out: Path, recipe: dict) -> dict:
     """``hsi train argv --out out/<key>`` in this process (reused when that folder has a finished run).
 
     Returns ``{"metrics": metrics.json or None, "seconds", "reused", "out", "error"}``; the command's
     output goes to ``<key>.log`` beside the run's folder (``error`` is its last ``error:`` line, if any).
     """
-    from hsi.cli import main as hsi_main
-
     shown = [a if not a.endswith((".yaml", ".h5")) else Path(a).name for a in argv]
     key = hashlib.sha256(json.dumps({"argv": shown, "scenes": recipe}, sort_keys=True).encode()).hexdigest()[:16]
     folder = out / key
@@ -311,17 +319,9 @@ def run_train(argv: list[str], out: Path, recipe: dict) -> dict:
                 "error": None}
     folder.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    with open(folder.parent / f"{key}.log", "w") as log, contextlib.redirect_stdout(log), \
-            contextlib.redirect_stderr(log):
-        try:
-            status = hsi_main([*argv, "--out", str(folder)])
-            error = None if status == 0 else f"exit {status}"
-        except Exception as err:  # one broken run is reported, and the others still run
-            error = f"{type(err).__name__}: {err}"
+    error, said = run_logged([*argv, "--out", str(folder)], folder.parent / f"{key}.log")
     seconds = time.perf_counter() - t0
-    if error is not None:
-        lines = (folder.parent / f"{key}.log").read_text().strip().splitlines()
-        error = next((ln for ln in reversed(lines) if ln.startswith("error:")), error)
+    error = said or error
     metrics = json.loads(metrics_path.read_text()) if error is None and metrics_path.is_file() else None
     return {"metrics": metrics, "seconds": round(seconds, 1), "reused": False, "out": str(folder), "error": error}
 

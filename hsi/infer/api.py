@@ -20,11 +20,12 @@ import numpy as np
 import torch
 
 from hsi._roles import restore
-from hsi.errors import (CheckpointError, ClassMatchWarning, DatasetNotFoundError, DegenerateMapError, NoDataError,
-                        OptionError, ShapeMismatchError, WavelengthError)
+from hsi.errors import (CheckpointError, DatasetNotFoundError, DegenerateMapError, NoDataError, OptionError,
+                        ShapeMismatchError, WavelengthError)
 from hsi.infer.arrays import ResultArrays
 from hsi.infer.checkpoint import InferenceModel, check_cube, load_checkpoint
 from hsi.infer.engine import TileJob, run_tiles
+from hsi.infer.metrics import check_not_degenerate, score_map
 from hsi.infer.options import InferOptions
 from hsi.infer.predict import TilePredictor
 from hsi.infer.shift import SceneSample
@@ -456,12 +457,12 @@ def check_covers_checkpoint(model: InferenceModel, source: SceneSource) -> None:
         Naming the cube's range, the checkpoint's, and the two ways out: a checkpoint trained on the range the cube
         covers (``--wavelength-range``), or a cube that covers the checkpoint's.
     """
-    from hsi.data.sources.bands import SAME_NM
+    from hsi.data.sources.bands import covers
 
     if source.wavelengths is None or model.wavelengths is None:
         return
     have, need = np.asarray(source.wavelengths, dtype=np.float64), np.asarray(model.wavelengths, dtype=np.float64)
-    if need.min() >= have.min() - SAME_NM and need.max() <= have.max() + SAME_NM:
+    if covers(have, need):
         return
     lo, hi = max(have.min(), need.min()), min(have.max(), need.max())
     retrain = (f"train a checkpoint on the range both cover (hsi train ... --wavelength-range {lo:.0f} {hi:.0f}), "
@@ -479,8 +480,6 @@ def _refit_reason(model: InferenceModel, source: SceneSource, spectra: SceneSamp
     scenes' (the raw check of :func:`hsi.infer.shift.check_new_scene`): the checkpoint's scaling would put its
     values far outside anything the network saw (``benchmarks/bench_cross_sensor.py``, variant ``infer``).
     """
-    import warnings as _warnings
-
     from hsi.errors import SceneShiftWarning
     from hsi.infer.shift import raw_differs
 
@@ -488,8 +487,8 @@ def _refit_reason(model: InferenceModel, source: SceneSource, spectra: SceneSamp
         return "as --preprocess scene asks"
     if preprocess == "checkpoint" or not another:
         return None
-    with _warnings.catch_warnings():
-        _warnings.simplefilter("ignore", SceneShiftWarning)  # said once, by the check that follows the fit
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SceneShiftWarning)  # said once, by the check that follows the fit
         differs = raw_differs(model, source, spectra)
     return "its units or value range differ from training's" if differs else None
 
@@ -501,55 +500,6 @@ def _shift_advice(preprocess: str, refitted: bool) -> str:
                 "scaling); declare --units and --scale if the file does not")
     return ("the checkpoint's scaling is applied as it is (--preprocess scene scales the cube on its own pixels); "
             "declare --units and --scale if the file does not")
-
-
-def _scores(model: InferenceModel, truth: MatchedTruth, results: ResultArrays, own_split: bool) -> dict[str, Any]:
-    """:func:`hsi.infer.metrics.map_metrics` of the map against the matched ground truth: the checkpoint's test
-    pixels only on its own scene (``own_split``), the classes it never saw reported apart."""
-    from hsi.infer.metrics import map_metrics
-
-    trained = (model.training_values or {}).get("classes") or model.class_names
-    test_mask = model.test_mask(truth.labels.shape) if own_split else None
-    metrics = map_metrics(truth.labels, results.labels, truth.class_names, test_mask, trained)
-    metrics["classes"] = truth.record
-    metrics["own_scene"] = own_split
-    if metrics["test"] is None:
-        metrics["test_note"] = ("another scene than the checkpoint's: every labelled pixel is scored" if not own_split
-                                else "the checkpoint's split does not match this scene's size: no test-pixel metrics")
-    unseen = metrics["labeled"].get("unseen_classes") or {}
-    if unseen:
-        parts = ", ".join(f"{name!r} ({entry['pixels']} pixels)" for name, entry in unseen.items())
-        warnings.warn(f"{len(unseen)} class(es) of the labels have no training pixels in checkpoint {model.source} "
-                      f"and are left out of OA, AA and kappa: {parts} (metrics.json says what they were mapped as)",
-                      ClassMatchWarning, stacklevel=3)
-    return metrics
-
-
-def check_not_degenerate(labels: Any, truth: MatchedTruth | None, num_classes: int, name: str) -> None:
-    """Refuse a map of another scene that is one class everywhere while its labels hold several of the checkpoint's
-    classes (warn when there are no labels to tell): values the network was not trained on, not a map.
-
-    Raises
-    ------
-    DegenerateMapError
-        Naming the cube, the one class, the classes its labels hold and the fixes.
-    """
-    counts = np.zeros(num_classes + 1, dtype=np.int64)
-    for start in range(0, labels.shape[0], 256):
-        counts += np.bincount(np.asarray(labels[start : start + 256]).ravel(), minlength=num_classes + 1)[: num_classes + 1]
-    mapped = np.flatnonzero(counts[1:]) + 1
-    if mapped.size != 1:
-        return
-    held = [] if truth is None else [truth.class_names[k - 1] for k in np.unique(truth.labels) if 0 < k <= num_classes]
-    only = truth.class_names[mapped[0] - 1] if truth is not None else f"class {int(mapped[0])}"
-    fix = ("check the cube's units and scale (--units, --scale), or scale it on its own pixels (--preprocess scene)")
-    if len(held) >= 2:
-        raise DegenerateMapError(f"cube {name}: every pixel was mapped as {only!r}, though its labels hold "
-                                 f"{len(held)} of the checkpoint's classes ({', '.join(held)}): its values are not "
-                                 f"what the network was trained on; {fix}")
-    if truth is None:
-        warnings.warn(f"cube {name}: every pixel was mapped as one class ({only}); if the scene holds more, its values "
-                      f"are not what the network was trained on: {fix}", ClassMatchWarning, stacklevel=3)
 
 
 def _count_nodata(results: ResultArrays, name: str) -> int:
@@ -598,7 +548,7 @@ def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, t
             opts: InferOptions, staging: Transaction | None, rgb_bands: list[int] | None, times: dict[str, float],
             describe: dict[str, Any], own_split: bool) -> InferResult:
     """Metrics, masking, the output files (committed from ``staging``; None: none written); the result."""
-    metrics = None if truth is None else _scores(model, truth, results, own_split)
+    metrics = None if truth is None else score_map(model, truth, results.labels, own_split)
     if not own_split:
         try:
             check_not_degenerate(results.labels, truth, model.num_classes, source.name)

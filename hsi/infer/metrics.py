@@ -2,15 +2,21 @@
 
 Counts are accumulated over bands of rows, so a memory-mapped map is never loaded whole;
 the scores are :func:`hsi.training.metrics.scores_from_confusion` (OA, AA, kappa, per class).
+:func:`score_map` scores a map against ground truth matched to the checkpoint's classes
+(:mod:`hsi.infer.truth`), and :func:`check_not_degenerate` refuses a map of another scene that
+is one class where its labels hold several.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-__all__ = ["confusion_matrix", "map_metrics"]
+from hsi.errors import ClassMatchWarning, DegenerateMapError
+
+__all__ = ["check_not_degenerate", "confusion_matrix", "map_metrics", "score_map"]
 
 
 def confusion_matrix(truth: Any, predicted: Any, num_classes: int, mask: Any | None = None,
@@ -105,3 +111,52 @@ def _count_unclassified(truth: Any, predicted: Any, mask: Any | None, rows_per_c
             hit &= np.asarray(mask[rows], dtype=bool)
         count += int(hit.sum())
     return count
+
+
+def score_map(model: Any, truth: Any, labels: Any, own_split: bool) -> dict[str, Any]:
+    """:func:`map_metrics` of the map ``labels`` against the matched ground truth (a
+    :class:`hsi.infer.truth.MatchedTruth`) with the checkpoint ``model``'s classes: its test pixels only on its own
+    scene (``own_split``), the classes it never saw reported apart (and warned about in one line)."""
+    trained = (model.training_values or {}).get("classes") or model.class_names
+    test_mask = model.test_mask(truth.labels.shape) if own_split else None
+    metrics = map_metrics(truth.labels, labels, truth.class_names, test_mask, trained)
+    metrics["classes"] = truth.record
+    metrics["own_scene"] = own_split
+    if metrics["test"] is None:
+        metrics["test_note"] = ("another scene than the checkpoint's: every labelled pixel is scored" if not own_split
+                                else "the checkpoint's split does not match this scene's size: no test-pixel metrics")
+    unseen = metrics["labeled"].get("unseen_classes") or {}
+    if unseen:
+        parts = ", ".join(f"{name!r} ({entry['pixels']} pixels)" for name, entry in unseen.items())
+        warnings.warn(f"{len(unseen)} class(es) of the labels have no training pixels in checkpoint {model.source} "
+                      f"and are left out of OA, AA and kappa: {parts} (metrics.json says what they were mapped as)",
+                      ClassMatchWarning, stacklevel=3)
+    return metrics
+
+
+def check_not_degenerate(labels: Any, truth: Any, num_classes: int, name: str) -> None:
+    """Refuse a map of another scene that is one class everywhere while its labels hold several of the checkpoint's
+    classes (warn when there are no labels to tell): values the network was not trained on, not a map. ``truth``
+    is the :class:`hsi.infer.truth.MatchedTruth` or None.
+
+    Raises
+    ------
+    DegenerateMapError
+        Naming the cube, the one class, the classes its labels hold and the fixes.
+    """
+    counts = np.zeros(num_classes + 1, dtype=np.int64)
+    for start in range(0, labels.shape[0], 256):
+        counts += np.bincount(np.asarray(labels[start : start + 256]).ravel(), minlength=num_classes + 1)[: num_classes + 1]
+    mapped = np.flatnonzero(counts[1:]) + 1
+    if mapped.size != 1:
+        return
+    held = [] if truth is None else [truth.class_names[k - 1] for k in np.unique(truth.labels) if 0 < k <= num_classes]
+    only = truth.class_names[mapped[0] - 1] if truth is not None else f"class {int(mapped[0])}"
+    fix = ("check the cube's units and scale (--units, --scale), or scale it on its own pixels (--preprocess scene)")
+    if len(held) >= 2:
+        raise DegenerateMapError(f"cube {name}: every pixel was mapped as {only!r}, though its labels hold "
+                                 f"{len(held)} of the checkpoint's classes ({', '.join(held)}): its values are not "
+                                 f"what the network was trained on; {fix}")
+    if truth is None:
+        warnings.warn(f"cube {name}: every pixel was mapped as one class ({only}); if the scene holds more, its values "
+                      f"are not what the network was trained on: {fix}", ClassMatchWarning, stacklevel=3)

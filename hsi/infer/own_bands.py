@@ -38,11 +38,12 @@ def reads_own_bands(model: Any, source: Any) -> bool:
 
 def _in_range(model: Any, wavelengths: np.ndarray) -> np.ndarray:
     """(C,) bool: the bands of a cube on ``wavelengths`` within the checkpoint's ``wavelength_range`` (all: none)."""
+    from hsi.io.bands import in_wavelength_range
+
     wavelength_range = (getattr(model, "data_arguments", None) or {}).get("wavelength_range")
     if wavelength_range is None:
         return np.ones(wavelengths.shape, dtype=bool)
-    lo, hi = (float(v) for v in wavelength_range)
-    return (wavelengths >= lo) & (wavelengths <= hi)
+    return in_wavelength_range(wavelengths, wavelength_range)
 
 
 #: the least share of its trained range a cube's bands must span for a wavelength-aware network to read it; below,

@@ -90,6 +90,7 @@ class SceneSample:
     def __init__(self, source: Any) -> None:
         self.source = source
         self._spectra: np.ndarray | None = None
+        self._value_level: tuple[float | None] | None = None  # (level,) once computed: the level itself may be None
 
     @property
     def spectra(self) -> np.ndarray:
@@ -97,6 +98,16 @@ class SceneSample:
         if self._spectra is None:
             self._spectra = sample_spectra(self.source)
         return self._spectra
+
+    @property
+    def value_level(self) -> float | None:
+        """:func:`hsi.preprocess.shift.value_level` of the spectra, computed once (the refit decision and the raw
+        check both ask for it)."""
+        if self._value_level is None:
+            from hsi.preprocess.shift import value_level
+
+            self._value_level = (value_level(self.spectra),)
+        return self._value_level[0]
 
 
 def _as_spectra(sample: np.ndarray | SceneSample) -> np.ndarray:
@@ -252,11 +263,12 @@ def scene_label(source: Any) -> str:
     return name[len("scene "):].strip("'") if name.startswith("scene '") else name
 
 
-def _raw_facts(model: Any, source: Any, raw: np.ndarray) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _raw_facts(model: Any, source: Any, raw: np.ndarray | SceneSample) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The cube's raw-value facts and the training scenes' (:func:`hsi.data.sources.shift.raw_check`'s arguments)."""
     from hsi.preprocess.shift import value_level
 
-    fact = {"name": scene_label(source), "units": getattr(source, "units", None), "value_level": value_level(raw)}
+    level = raw.value_level if isinstance(raw, SceneSample) else value_level(raw)
+    fact = {"name": scene_label(source), "units": getattr(source, "units", None), "value_level": level}
     values = model.training_values
     against = [{"name": ", ".join(values["names"]), "units": {"kind": kind}, "value_level": values["value_level"]}
                for kind in (values["units"] or ["unknown"])]
@@ -270,7 +282,7 @@ def raw_differs(model: Any, source: Any, raw: np.ndarray | SceneSample) -> bool:
 
     if model.training_values is None:
         return False
-    return bool(raw_check(*_raw_facts(model, source, _as_spectra(raw)))["flagged"])
+    return bool(raw_check(*_raw_facts(model, source, raw))["flagged"])
 
 
 def check_new_scene(model: Any, source: Any, raw: np.ndarray | SceneSample, per_band: bool = True,
@@ -285,11 +297,10 @@ def check_new_scene(model: Any, source: Any, raw: np.ndarray | SceneSample, per_
 
     if model.band_stats is None or model.training_values is None:
         return {"checked": False, "note": "the checkpoint holds no training statistics (written by an older hsi)"}
-    raw = _as_spectra(raw)
     values = model.training_values
     fact, against = _raw_facts(model, source, raw)
     record = {"checked": True, "raw": raw_check(fact, against, **({"advice": advice} if advice else {}))}
-    scene = preprocessed_stats(model.pipeline, raw) if per_band else None
+    scene = preprocessed_stats(model.pipeline, _as_spectra(raw)) if per_band else None
     if scene is not None:
         record["preprocessed"] = check_shift(BandStats.from_dict(model.band_stats), scene, str(source.name),
                                              list(values["names"]))

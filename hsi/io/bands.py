@@ -128,12 +128,20 @@ def pick_rgb_bands(wavelengths: Any | None, n_bands: int) -> list[int]:
     return [int(round(f * (n - 1))) for f in (0.75, 0.5, 0.25)]
 
 
+def in_wavelength_range(wavelengths: Any, wavelength_range: Any) -> np.ndarray:
+    """``(C,)`` bool: the bands whose centre lies within ``wavelength_range`` (``MIN <= centre <= MAX``, nm): the one
+    rule of ``--wavelength-range``."""
+    lo, hi = (float(v) for v in wavelength_range)
+    wl = np.asarray(wavelengths, dtype=np.float64).reshape(-1)
+    return (wl >= lo) & (wl <= hi)
+
+
 def bands_in_range(wavelengths: Any | None, wavelength_range: Any, where: str,
                    option: str = "wavelength_range") -> np.ndarray:
     """Indices of the bands whose centre lies within ``wavelength_range`` (closed, nm), ascending.
 
-    The one rule of ``--wavelength-range`` (the DataModule's ``wavelength_range``, ``hsi convert``):
-    a band is kept when ``MIN <= centre <= MAX``.
+    The rule of ``--wavelength-range`` (the DataModule's ``wavelength_range``, ``hsi convert``):
+    :func:`in_wavelength_range`.
 
     Parameters
     ----------
@@ -161,7 +169,7 @@ def bands_in_range(wavelengths: Any | None, wavelength_range: Any, where: str,
         raise OptionError(option, shown, f"a cube with band centre wavelengths; {where} declares none (give its "
                                          "wavelengths, or choose bands by index)")
     wl = np.asarray(wavelengths, dtype=np.float64).reshape(-1)
-    keep = np.flatnonzero((wl >= lo) & (wl <= hi)).astype(np.int64)
+    keep = np.flatnonzero(in_wavelength_range(wl, shown)).astype(np.int64)
     if keep.size == 0:
         raise OptionError(option, shown, f"a range holding at least one band of {where}, whose {wl.size} band(s) "
                                          f"lie at {wl.min():.2f}-{wl.max():.2f} nm")

@@ -28,7 +28,7 @@ import numpy as np
 from hsi.errors import BandMismatchError, CollectionError, WavelengthError
 
 __all__ = ["SAME_NM", "ResampledSource", "band_width", "bands_line", "check_covers", "coarsest_scene", "common_grid",
-           "grid_fwhm", "resample", "resampling_record", "same_grid", "subset_bands"]
+           "covers", "grid_fwhm", "resample", "resampling_record", "same_grid", "subset_bands"]
 
 #: band centres closer than this (nm) are the same band
 SAME_NM = 1e-6
@@ -130,10 +130,17 @@ def common_grid(wavelengths: Sequence[Any], counts: Sequence[int], names: Sequen
     return grid
 
 
+def covers(wl_from: Any, wl_to: Any) -> bool:
+    """Whether band centres ``wl_from`` span ``wl_to`` (within :data:`SAME_NM`): what resampling onto ``wl_to`` needs,
+    since it does not extrapolate."""
+    src, dst = np.asarray(wl_from, dtype=np.float64), np.asarray(wl_to, dtype=np.float64)
+    return bool(dst.min() >= src.min() - SAME_NM and dst.max() <= src.max() + SAME_NM)
+
+
 def check_covers(wl_from: Any, wl_to: Any, name: str) -> None:
     """Refuse a cube whose band centres do not span the grid (:class:`~hsi.errors.WavelengthError`)."""
     src, dst = np.asarray(wl_from, dtype=np.float64), np.asarray(wl_to, dtype=np.float64)
-    if dst.min() < src.min() - SAME_NM or dst.max() > src.max() + SAME_NM:
+    if not covers(src, dst):
         raise WavelengthError(
             f"{name}: its bands cover {src.min():.2f}-{src.max():.2f} nm, but the grid to resample it on spans "
             f"{dst.min():.2f}-{dst.max():.2f} nm; a cube must cover the whole grid (no extrapolation)")

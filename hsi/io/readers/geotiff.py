@@ -63,4 +63,4 @@ class GeoTiffReader(Reader):
         from hsi.io.geotiff import category_names
 
         names = category_names(path)
-        return names[1:] or None if names else None
+        return names[1:] if names and len(names) > 1 else None
