@@ -5,7 +5,8 @@ killed mid-write leaves ``.<name>.tmp-<pid>-...``, which :func:`remove_stale_tem
 (called by :mod:`hsi.transaction` and :func:`hsi.data.cache.remove_leftovers`) removes once
 that process is gone. This is the one rename-into-place of the package: files
 (:func:`write_bytes_atomic`, :func:`atomic_path`), JSON files (:func:`write_json_atomic`, the one
-way the package writes a ``.json`` file) and moves (:func:`move_into_place`);
+way the package writes a ``.json`` file: strict JSON, never a bare ``NaN``; :func:`null_nonfinite` turns a
+value that could not be computed into ``null`` and a reason) and moves (:func:`move_into_place`);
 :mod:`hsi.transaction` builds output folders on it. :func:`preallocate` reserves a memory
 map's blocks so a full disk fails at allocation rather than as SIGBUS on a page write.
 """
@@ -15,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import math
+import numbers
 import os
 import re
 import shutil
@@ -63,21 +66,67 @@ def json_default(obj: Any) -> Any:
     return str(obj)
 
 
+def _is_nonfinite(obj: Any) -> bool:
+    """NaN or an infinity, as a Python or a numpy float."""
+    return isinstance(obj, numbers.Real) and not isinstance(obj, numbers.Integral) and not math.isfinite(obj)
+
+
+def nonfinite_key(obj: Any, where: str = "") -> str | None:
+    """The first key path (``scenes.south.oa``, ``rows[0].oa_mean``) in ``obj`` holding NaN or an infinity;
+    None when there is none."""
+    if _is_nonfinite(obj):
+        return where or "the value"
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, (list, tuple)) else ()
+    for key, value in items:
+        found = nonfinite_key(value, f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}".lstrip("."))
+        if found is not None:
+            return found
+    return None
+
+
+def null_nonfinite(obj: Any, reason: str) -> Any:
+    """``obj`` (dicts and lists, copied) with each NaN or infinite float as None, so that it is strict JSON.
+
+    A dict entry ``key`` made None gets ``<key>_reason`` set to ``reason`` beside it (why the
+    value could not be computed: ``"oa": null, "oa_reason": "..."``); in a list the None stands alone.
+    """
+    if _is_nonfinite(obj):
+        return None
+    if isinstance(obj, (list, tuple)):
+        return [null_nonfinite(v, reason) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    out: dict[Any, Any] = {}
+    for key, value in obj.items():
+        out[key] = null_nonfinite(value, reason)
+        if _is_nonfinite(value):
+            out.setdefault(f"{key}_reason", reason)
+    return out
+
+
 def write_json_atomic(path: str | Path, obj: Any, *, indent: int | None = None, sort_keys: bool = False,
-                      allow_nan: bool = True, default: Callable[[Any], Any] | None = json_default,
+                      allow_nan: bool = False, default: Callable[[Any], Any] | None = json_default,
                       newline: bool = True) -> None:
     """Replace ``path`` with ``obj`` as UTF-8 JSON, atomically (:func:`write_bytes_atomic`).
 
     Parameters
     ----------
-    indent, sort_keys, allow_nan
+    indent, sort_keys
         As :func:`json.dumps`; each file keeps its own layout so its bytes do not change.
+    allow_nan : bool
+        False (strict JSON, which every reader accepts): NaN or an infinity raises ``ValueError``
+        naming the file and the key; give what could not be computed as None (:func:`null_nonfinite`).
     default : callable or None
         Turns what JSON cannot hold into what it can (:func:`json_default`: numpy values,
         paths); None raises ``TypeError`` on such a value instead.
     newline : bool
         End the file with a newline.
     """
+    if not allow_nan:
+        bad = nonfinite_key(obj)
+        if bad is not None:
+            raise ValueError(f"cannot write {path}: {bad} is not a finite number, and JSON has no NaN or infinity; "
+                             "write null and say why (hsi._atomic.null_nonfinite)")
     text = json.dumps(obj, indent=indent, sort_keys=sort_keys, allow_nan=allow_nan, default=default)
     write_bytes_atomic(path, (text + ("\n" if newline else "")).encode("utf-8"))
 

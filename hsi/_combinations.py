@@ -117,10 +117,22 @@ def _check_folds(h: dict[str, Any]) -> None:
         raise OptionError("fold", fold, f"an integer from 1 to {folds} (folds={folds})")
 
 
+def _check_augment(h: dict[str, Any]) -> None:
+    """No brightness or noise strength with augmentation off: given with ``augment=False`` it would be recorded
+    and never applied."""
+    if h.get("augment", True):
+        return
+    for name in ("spectral_scale", "spectral_noise"):
+        if h.get(name) not in (None, 0, 0.0):
+            raise OptionError(name, h[name], "0 or unset with augment off (--no-augment): the augmentation options "
+                              "have no effect without augmentation; drop one of the two")
+
+
 def check_combinations(h: dict[str, Any]) -> None:
     """Raise :class:`OptionError` for the first combination of ``HSIDataModule`` arguments that is not allowed."""
     _check_fractions(h["fractions"], h["split"])
     _check_folds(h)
+    _check_augment(h)
     _check_source(h)
 
 

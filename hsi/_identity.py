@@ -116,8 +116,10 @@ def first_change(recorded: Any, current: Any, where: str = "input") -> str | Non
     """The first difference between two JSON records of inputs (None: the same), in words.
 
     A dict with ``sha256`` and ``size`` is a :func:`file_identity`, compared by
-    :func:`identity_change` and named by its path; other values are compared as they are,
-    named by their key path (``where``).
+    :func:`identity_change` and named by its path; a list of them (the files one input is
+    read from) that was recorded otherwise, or with another length (an older hsi recorded one
+    dict per input), counts as changed; other values are compared as they are, named by
+    their key path (``where``).
     """
     if isinstance(current, dict) and "sha256" in current and "size" in current:
         change = identity_change(recorded, current)
@@ -134,4 +136,8 @@ def first_change(recorded: Any, current: Any, where: str = "input") -> str | Non
             if found is not None:
                 return found
         return None
+    if isinstance(current, list) and any(isinstance(c, dict) and "sha256" in c for c in current):
+        # the files a path stands for, recorded as other files (or as one, by an older hsi)
+        paths = ", ".join(str(c.get("path")) for c in current if isinstance(c, dict))
+        return f"{where} is now read from other files ({paths})"
     return None if recorded == current else f"{where} changed ({recorded!r} -> {current!r})"

@@ -41,14 +41,15 @@ def path_error(path: str | Path, action: str, err: OSError, *, reading: bool = T
 def user_path(path: str | Path, action: str, *, reading: bool = True) -> Iterator[None]:
     """Within the block, an ``OSError`` about the user's ``path`` is raised as an hsi error (see :func:`path_error`).
 
-    hsi errors and a full disk (ENOSPC, EDQUOT) pass through unchanged.
+    hsi errors, a full disk (ENOSPC, EDQUOT) and a broken pipe (the reader of stdout went away) pass through
+    unchanged.
     """
     try:
         yield
     except HSIError:
         raise
     except OSError as err:
-        if err.errno in _DISK_FULL:
+        if err.errno in _DISK_FULL or isinstance(err, BrokenPipeError):  # not the path's: stdout's reader went away
             raise
         raise path_error(path, action, err, reading=reading) from err
 

@@ -177,6 +177,10 @@ class CollectionError(HSIError, ValueError):
     """A scene collection (``scenes=``, its YAML file or pack) that cannot be used: unknown keys, duplicate names, bands or classes that do not combine."""
 
 
+class PluginError(HSIError, RuntimeError):
+    """A registered plug-in (an output format of ``hsi infer``) that broke its contract: a file it wrote without declaring it, one it declared and did not write, a declared path outside the output folder, a size that is not a count of bytes. The message names the plug-in."""
+
+
 class NotHyperspectralWarning(UserWarning):
     """A file read as a cube that looks like something else: a colour photo (3 or 4 bands of 8-bit integers without wavelengths)."""
 
@@ -187,3 +191,11 @@ class SceneShiftWarning(UserWarning):
 
 class ClassMatchWarning(UserWarning):
     """Classes of a label map that a checkpoint never saw (not scored), or a map of another scene that is all one class."""
+
+
+class AssumedBandsWarning(DataQualityWarning):
+    """A cube without band wavelengths read as if it were on a checkpoint's bands (its band count matches)."""
+
+
+class UnitsWarning(DataQualityWarning):
+    """What a file, a declaration or an option says about a cube's values or bands looks wrong: reflectance far above 1, a scale factor that multiplies to implausible values, band widths that do not fit the wavelengths, or a collection entry's declaration replacing the file's own."""

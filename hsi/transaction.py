@@ -28,7 +28,9 @@ The rules it applies:
   file whose checksum differs (:func:`verify_manifest`).
 - **Leftovers** (:func:`remove_leftovers`): the next run that opens a target removes
   staging folders beside it whose process is gone, ``.<name>.tmp-<pid>-`` files of dead
-  writers, and ``.partial`` maps left inside it by earlier versions.
+  writers, and ``.partial`` maps left inside it by earlier versions; a killed training run's
+  staging folder that holds its ``last.ckpt`` is kept as ``<name>.killed-<pid>`` instead, with
+  a warning that says how to continue it (:func:`keep_killed`).
 - **Disk space**: :func:`require_free_space` before starting (``needed=``, or
   :meth:`Transaction.require_space` once the size is known) and :func:`disk_full_as_error`
   around the writes turn a full disk into one :class:`~hsi.errors.DiskFullError` naming the
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 import shutil
@@ -65,7 +68,8 @@ from hsi._versions import package_versions
 from hsi.errors import DiskFullError, OverwriteError, RunOutputError
 
 __all__ = ["MANIFEST_FORMAT", "Staging", "Transaction", "begin", "check_target", "disk_full_as_error",
-           "disk_full_error", "file_record", "finished_outputs", "listed", "read_manifest", "remove_leftovers",
+           "disk_full_error", "file_record", "finished_outputs", "keep_killed", "listed", "read_manifest",
+           "remove_leftovers",
            "remove_listed", "require_free_space", "staged", "verify_manifest"]
 
 #: ``format`` of every manifest written here
@@ -153,18 +157,23 @@ def check_target(out: str | Path, *, manifest: str, outputs: Iterable[str], over
     return target
 
 
-def remove_leftovers(target: Path) -> list[Path]:
+def remove_leftovers(target: Path, resumable: str | None = None, command: str = "the run") -> list[Path]:
     """Remove what interrupted runs left beside and inside ``target``; returns what was removed.
 
     Staging folders ``.<any>.staging-<pid>`` in the parent whose process is gone, temporary
     files ``.<name>.tmp-<pid>-...`` of dead writers in the parent and in ``target``, and
-    ``.<name>.npy.partial`` maps earlier versions left in ``target``.
+    ``.<name>.npy.partial`` maps earlier versions left in ``target``. A dead staging folder
+    that holds a ``resumable`` file (a killed training run's ``last.ckpt``) is kept instead, as
+    ``<parent>/<name>.killed-<pid>``, and a warning says how to continue it (:func:`keep_killed`).
     """
     removed = remove_stale_temporaries(target.parent)
     with contextlib.suppress(OSError):
         for entry in os.scandir(target.parent):
             m = STAGING_RE.match(entry.name)
             if m and int(m.group("pid")) != os.getpid() and not pid_alive(int(m.group("pid"))):
+                if resumable and (Path(entry.path) / resumable).is_file():
+                    keep_killed(Path(entry.path), resumable, command)
+                    continue
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(Path(entry.path))
     if target.is_dir():
@@ -174,6 +183,27 @@ def remove_leftovers(target: Path) -> list[Path]:
                 path.unlink(missing_ok=True)
                 removed.append(path)
     return removed
+
+
+def keep_killed(staging: Path, resumable: str, command: str) -> Path:
+    """Rename the staging folder of a killed run to ``<parent>/<name>.killed-<pid>`` (a free name) and say so.
+
+    A run killed (SIGKILL, out of memory, a lost node) leaves its staging folder; when it holds
+    resumable state, deleting it would silently throw that work away. Kept under a visible name
+    that no later run removes, it can be continued (``--resume <kept>/<resumable>``) or deleted.
+    """
+    m = STAGING_RE.match(staging.name)
+    assert m is not None, staging
+    kept = staging.parent / f"{m.group('name')}.killed-{m.group('pid')}"
+    n = 1
+    while kept.exists():
+        n += 1
+        kept = staging.parent / f"{m.group('name')}.killed-{m.group('pid')}-{n}"
+    staging.rename(kept)
+    logging.getLogger("hsi").warning(
+        f"{command} in {staging.parent / m.group('name')} (process {m.group('pid')}) was killed before it finished; "
+        f"its state is kept in {kept} (continue with --resume {kept / resumable}, or delete that folder)")
+    return kept
 
 
 def _staged_files(root: Path) -> list[str]:
@@ -295,14 +325,16 @@ class Staging:
                                      f"folder (the new outputs are in {self.path})")
 
 
-def begin(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite: bool, command: str) -> Staging:
-    """Check ``out``, clean what interrupted runs left, create this process's staging folder beside it."""
+def begin(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite: bool, command: str,
+          resumable: str | None = None) -> Staging:
+    """Check ``out``, clean what interrupted runs left (keeping a killed run's ``resumable`` state,
+    :func:`remove_leftovers`), create this process's staging folder beside it."""
     from hsi._paths import check_output, make_folder, user_path
 
     target = check_target(out, manifest=manifest, outputs=outputs, overwrite=overwrite, command=command)
     check_output(target, "output folder")  # a file in the way, no permission: one error line, before any work
     make_folder(target.parent, "parent folder")
-    remove_leftovers(target)
+    remove_leftovers(target, resumable, command)
     staging = Staging.for_target(target, manifest, command)
     if staging.path.exists():  # an earlier run of this process that did not clean up
         shutil.rmtree(staging.path)
@@ -375,7 +407,7 @@ InterruptHook = Callable[[Transaction, KeyboardInterrupt], BaseException]
 @contextlib.contextmanager
 def staged(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite: bool, command: str,
            needed: int | None = None, created: bool = False, inherited: str | Path | None = None,
-           on_interrupt: InterruptHook | None = None) -> Iterator[Transaction]:
+           on_interrupt: InterruptHook | None = None, resumable: str | None = None) -> Iterator[Transaction]:
     """Open ``out`` as a transaction: checks and a staging folder (:func:`begin`); removed again on any error.
 
     Parameters
@@ -394,6 +426,9 @@ def staged(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite:
     on_interrupt : callable, optional
         Called on Ctrl-C instead of the abort; returns the exception to raise (training
         commits its resumable state there).
+    resumable : str, optional
+        The file that makes a killed run's staging folder worth keeping (training's
+        ``last.ckpt``): such a folder is kept aside, not removed (:func:`keep_killed`).
 
     Yields
     ------
@@ -407,7 +442,8 @@ def staged(out: str | Path, *, manifest: str, outputs: Iterable[str], overwrite:
         from_rank0 = Staging.from_path(inherited, manifest, command)
         txn = Transaction(None, from_rank0.path, from_rank0.target, needed=needed, what=what, created=False)
     else:
-        staging = begin(out, manifest=manifest, outputs=outputs, overwrite=overwrite, command=command)
+        staging = begin(out, manifest=manifest, outputs=outputs, overwrite=overwrite, command=command,
+                        resumable=resumable)
         txn = Transaction(staging, staging.path, staging.target, needed=None, what=what, created=created)
     try:
         if needed is not None and txn.owner:

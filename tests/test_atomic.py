@@ -39,17 +39,17 @@ def test_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path, monke
 # -- write_json_atomic: the one writer of JSON files --------------------------------------------------------------
 
 
-def test_write_json_atomic_writes_numpy_values_paths_and_nan_as_plain_json(tmp_path):
+def test_write_json_atomic_writes_numpy_values_and_paths_as_plain_json(tmp_path):
     import numpy as np
 
     from hsi._atomic import write_json_atomic
 
     obj = {"oa": np.float32(0.5), "n": np.int64(3), "counts": np.arange(3, dtype=np.uint8), "flag": np.bool_(True),
-           "file": tmp_path / "x.npy", "nan": float("nan"), "name": "Grünland"}
+           "file": tmp_path / "x.npy", "none": None, "name": "Grünland"}
     write_json_atomic(tmp_path / "a.json", obj, indent=1)
     assert (tmp_path / "a.json").read_bytes() == (
         b'{\n "oa": 0.5,\n "n": 3,\n "counts": [\n  0,\n  1,\n  2\n ],\n "flag": true,\n'
-        + f' "file": "{tmp_path / "x.npy"}",\n'.encode() + b' "nan": NaN,\n "name": "Gr\\u00fcnland"\n}\n')
+        + f' "file": "{tmp_path / "x.npy"}",\n'.encode() + b' "none": null,\n "name": "Gr\\u00fcnland"\n}\n')
     write_json_atomic(tmp_path / "b.json", {"b": 1, "a": [1, 2]}, indent=0, sort_keys=True, newline=False)
     assert (tmp_path / "b.json").read_bytes() == b'{\n"a": [\n1,\n2\n],\n"b": 1\n}'
     write_json_atomic(tmp_path / "c.json", {"b": 1, "a": None}, newline=False)
@@ -57,6 +57,39 @@ def test_write_json_atomic_writes_numpy_values_paths_and_nan_as_plain_json(tmp_p
     with pytest.raises(TypeError):
         write_json_atomic(tmp_path / "d.json", {"x": object()}, default=None)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json", "c.json"]
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), "np.float32 nan"])
+def test_write_json_atomic_refuses_nan_naming_the_file_and_key(tmp_path, bad):
+    import numpy as np
+
+    from hsi._atomic import write_json_atomic
+
+    value = np.float32("nan") if bad == "np.float32 nan" else bad
+    target = tmp_path / "metrics.json"
+    with pytest.raises(ValueError, match=r"metrics\.json: scenes\.south\.scores\[1\] is not a finite number"):
+        write_json_atomic(target, {"oa": 0.5, "scenes": {"south": {"scores": [0.1, value]}}})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_null_nonfinite_gives_null_and_a_reason_that_strict_json_reads(tmp_path):
+    import json
+
+    import numpy as np
+
+    from hsi._atomic import null_nonfinite, write_json_atomic
+
+    def refuse(name):
+        raise AssertionError(f"non-strict JSON constant {name}")
+
+    metrics = {"oa": float("nan"), "aa": np.float64("nan"), "kappa": 0.25, "per_class": [None, float("inf")],
+               "scenes": {"south": {"oa": float("nan")}}}
+    write_json_atomic(tmp_path / "m.json", null_nonfinite(metrics, "no test pixel"))
+    back = json.loads((tmp_path / "m.json").read_text(), parse_constant=refuse)
+    assert back == {"oa": None, "oa_reason": "no test pixel", "aa": None, "aa_reason": "no test pixel",
+                    "kappa": 0.25, "per_class": [None, None],
+                    "scenes": {"south": {"oa": None, "oa_reason": "no test pixel"}}}
+    assert np.isnan(metrics["oa"])  # the argument is left as it was
 
 
 _WRITERS = {"write_bytes_atomic", "write_text", "write_bytes"}

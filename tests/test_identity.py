@@ -44,3 +44,15 @@ def test_first_change_names_the_file_or_the_setting():
     assert identity.first_change(a, {**a, "cube": {**a["cube"], "sha256": "b" * 64}}).startswith(
         "the input /d/c.h5 changed (SHA-256 aaaaaaaaaaaa... -> bbbbbbbbbbbb...)")
     assert identity.first_change(a, {**a, "key": "y"}, "the scene") == "the scene.key changed ('x' -> 'y')"
+
+
+def test_an_input_recorded_as_one_file_counts_as_changed_when_it_is_read_from_several():
+    header = {"path": "/d/s.hdr", "size": 3, "mtime_ns": 1, "sha256": "a" * 64}
+    binary = {"path": "/d/s.img", "size": 9, "mtime_ns": 1, "sha256": "b" * 64}
+    now = {"cube": [header, binary]}
+    assert identity.first_change({"cube": [header, binary]}, now) is None
+    for old in ({"cube": header}, {"cube": [header]}, {}):  # an older hsi's record; a file fewer
+        assert identity.first_change(old, now, "the scene") == \
+            "the scene.cube is now read from other files (/d/s.hdr, /d/s.img)"
+    assert identity.first_change({"cube": [header, {**binary, "sha256": "c" * 64}]}, now).startswith(
+        "the input /d/s.img changed (SHA-256 cccccccccccc... -> bbbbbbbbbbbb...)")

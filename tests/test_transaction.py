@@ -235,3 +235,20 @@ def test_a_process_writing_into_anothers_staging_never_commits_or_removes_it(tmp
             rank1.commit()
         owner.commit()
     assert sorted(p.name for p in target.iterdir()) == ["a.bin", "m.json"]
+
+
+def test_a_killed_runs_resumable_state_is_kept_aside_and_said(tmp_path, caplog):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    target = tmp_path / "run"
+    resumable, plain = tmp_path / f".run.staging-{pid}", tmp_path / f".other.staging-{pid}"
+    for folder in (resumable, plain):
+        folder.mkdir()
+        (folder / "logs.csv").write_text("x")
+    (resumable / "last.ckpt").write_bytes(b"state")
+    removed = remove_leftovers(target, "last.ckpt", "hsi train")
+    kept = tmp_path / f"run.killed-{pid}"
+    assert removed == [plain] and not plain.exists() and not resumable.exists()
+    assert (kept / "last.ckpt").read_bytes() == b"state"
+    assert f"its state is kept in {kept} (continue with --resume {kept / 'last.ckpt'}" in caplog.text
+    assert remove_leftovers(target, "last.ckpt", "hsi train") == [] and kept.is_dir()  # never removed later

@@ -442,8 +442,9 @@ TABLE = {'options': {'data': [{'param': 'scene',
                            {'param': 'resume',
                             'name': 'resume',
                             'annotation': 'str | None',
-                            'help': 'Checkpoint to continue training from (e.g. <out>/last.ckpt); data and '
-                                    'model settings come from it.',
+                            'help': 'Checkpoint to continue training from (e.g. <out>/last.ckpt): the run '
+                                    'continues with the data, model and run settings it recorded (epochs, '
+                                    'patience, ...); options given again override those that may change.',
                             'default': None},
                            {'param': 'progress',
                             'name': 'progress',

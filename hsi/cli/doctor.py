@@ -7,7 +7,7 @@ Examples:
 
 Checks: batches (one batch per split: shape, dtype, range; the file's units), spectra
 (band order of the file: smooth spectra and a red edge where the wavelengths put it; of
-the pipeline: batches equal to the scene re-read), overfit (labels equal to the map at the
+the pipeline: training patches, augmentation off, equal to the scene re-read), overfit (labels equal to the map at the
 patch centres, registered with the cube, learned from a fixed 64-patch batch far faster
 than permuted labels), normalization (preprocessing fitted on the training pixels, test
 range under it), inference (tiled vs untiled prediction on a crop). A check is UNDECIDED when

@@ -111,6 +111,9 @@ def _summary(result: Any) -> str:
         for part, scores in result.metrics.items():
             if isinstance(scores, dict) and "oa" in scores:
                 what = SCORED.get(part, part) if own or part != "labeled" else "all labelled pixels"
+                if scores["oa"] is None:
+                    lines.append(f"{what}: {scores['pixels']} pixels, OA, AA and kappa n/a: {scores.get('oa_reason')}")
+                    continue
                 lines.append(f"{what}: {scores['pixels']} pixels, OA {100 * scores['oa']:.2f}%  "
                              f"AA {100 * scores['aa']:.2f}%  kappa {scores['kappa']:.4f}")
         if result.metrics.get("test") is None:

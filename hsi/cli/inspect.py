@@ -152,7 +152,8 @@ def _warning_lines(err: IO[str]) -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the facts about ``args.file``."""
+    """Print the facts about ``args.file`` (a reader's ``OSError`` is an hsi error naming the file and the reader:
+    :func:`hsi.io.readers.registry.opened`, :func:`hsi.io.list_arrays`)."""
     with _warning_lines(sys.stderr):
         _describe(args.file, args.key, args.layout, sys.stdout, "ignore" if args.ignore_georef else "check")
     return 0

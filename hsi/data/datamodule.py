@@ -82,7 +82,7 @@ from hsi.data.collate import collate_patches
 from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, gather_index_batch
 from hsi.data.loader import HSIDataLoader
 from hsi.data.patches import DEFAULT_PATCH_SIZE
-from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context
+from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context, trainer_epoch
 from hsi.data.scene_source import SourceSpec
 from hsi.data.sources.arguments import resolve_defaults, sources_of
 from hsi.data.sources.dataset import CollectionDataset
@@ -455,6 +455,7 @@ class HSIDataModule(pl.LightningDataModule):
             sampler = ClassBalancedSampler(ds.labels, num_replicas=num_replicas, rank=rank, seed=int(self.hparams.seed))
         else:
             sampler = EpochShuffleSampler(ds, seed=int(self.hparams.seed))
+        sampler.set_epoch(trainer_epoch(self.trainer))  # a resumed run's first epoch, not 0
         return self._loader(ds, sampler, train=True)
 
     def val_dataloader(self) -> HSIDataLoader:

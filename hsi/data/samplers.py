@@ -21,7 +21,7 @@ from torch.utils.data import DistributedSampler, RandomSampler
 
 from hsi.errors import OptionError, SplitError
 
-__all__ = ["EpochShuffleSampler", "ClassBalancedSampler", "distributed_context"]
+__all__ = ["EpochShuffleSampler", "ClassBalancedSampler", "distributed_context", "trainer_epoch"]
 
 
 def distributed_context(trainer: object | None = None) -> tuple[int, int]:
@@ -32,6 +32,18 @@ def distributed_context(trainer: object | None = None) -> tuple[int, int]:
     if torch.distributed.is_available() and torch.distributed.is_initialized():
         return torch.distributed.get_world_size(), torch.distributed.get_rank()
     return 1, 0
+
+
+def trainer_epoch(trainer: object | None = None) -> int:
+    """The epoch a training loader built now serves first: the one Lightning's fit loop sets on its samplers.
+
+    Lightning builds a resumed run's training loader, and creates its first iterator (whose
+    creation copies the sampler's epoch into the dataset, :class:`hsi.data.HSIDataLoader`), before
+    it sets the samplers' epoch: a sampler starting at 0 would give that epoch the augmentation of
+    epoch 0 (and, with workers, its order). 0 without a fitting trainer.
+    """
+    progress = getattr(getattr(trainer, "fit_loop", None), "epoch_progress", None) if trainer is not None else None
+    return int(progress.current.processed) if progress is not None else 0
 
 
 class EpochShuffleSampler(RandomSampler):

@@ -8,8 +8,10 @@ Three kinds of source:
   identity = name, root, options and the files the loaded cube came from;
 - ``cube_path`` + ``labels_path`` (+ keys): :func:`hsi.io.read_cube` /
   :func:`hsi.io.read_labels`; label values are renumbered to ``1..K`` (originals kept in
-  ``label_values``); identity = path, size, mtime and SHA-256 of each file
-  (:func:`hsi._identity.file_identity`: whole-file below 256 MiB, sampled chunks above).
+  ``label_values``); identity = path, size, mtime and SHA-256 of every file each path stands
+  for (:func:`hsi.io.readers.identities_of`: an ENVI header and its binary, an ``.npy``
+  scene's ``meta.json`` and arrays; :func:`hsi._identity.file_identity`: whole-file below
+  256 MiB, sampled chunks above).
 
 Any of them may keep only the bands within ``wavelength_range`` (:func:`within_range`: the
 cube, its wavelengths and band widths are cut as soon as it is loaded).
@@ -121,26 +123,33 @@ class SourceSpec:
 
     def identity(self) -> dict[str, Any] | None:
         """The identity when it is known without loading (synthetic, files); else None."""
-        test = file_identity(self.test_labels_path) if self.test_labels_path else None
-        if test is not None and self.test_labels_key is not None:
-            test = {**test, "key": self.test_labels_key}
+        from hsi.io.readers import identities_of
+
+        test = _second_labels_identity(self.test_labels_path, self.test_labels_key)
         if self.kind == "synthetic":
             return {"kind": "synthetic", "options": self.scene_options, "test_labels": test}
         if self.kind == "files":
-            from hsi.io.readers import identity_file  # a folder (an .npy scene) by the file that vouches for it
-
             return {
                 "kind": "files",
-                "cube": file_identity(identity_file(self.cube_path)),
+                "cube": identities_of(self.cube_path),  # every file it stands for: an ENVI header and binary
                 "cube_key": self.cube_key,
                 "layout": self.layout,
-                "labels": file_identity(identity_file(self.labels_path)),
+                "labels": identities_of(self.labels_path),
                 "labels_key": self.labels_key,
                 "test_labels": test,
                 "ignore_georef": self.ignore_georef,
                 **({"units": self.units, "scale": self.scale} if (self.units, self.scale) != (None, None) else {}),
             }
         return None
+
+
+def _second_labels_identity(path: str | None, key: str | None) -> dict[str, Any] | None:
+    """``{"files": identities, "key": key}`` of a second label map (:func:`hsi.io.readers.identities_of`), or None."""
+    if not path:
+        return None
+    from hsi.io.readers import identities_of
+
+    return {"files": identities_of(path), "key": key}
 
 
 def _renumber(labels: np.ndarray, values: list[int]) -> np.ndarray:
@@ -283,8 +292,11 @@ def _load_scene(spec: SourceSpec) -> tuple[Any, dict[str, Any]]:
 
     if spec.kind == "synthetic":
         return load_scene("synthetic", **spec.scene_options), spec.identity()
+    from hsi.io.readers import files_of
+
     scene = load_scene(spec.scene, root=spec.root, download=spec.download, **spec.scene_options)
-    files = sorted(set(_files_of(scene.cube.meta) + _files_of(scene.meta)))
+    named = _files_of(scene.cube.meta) + _files_of(scene.meta)  # each with its format's other files (ENVI binary)
+    files = sorted({str(f) for name in named for f in files_of(name)})
     identity = {
         "kind": "registry",
         "name": spec.scene,
@@ -292,6 +304,6 @@ def _load_scene(spec: SourceSpec) -> tuple[Any, dict[str, Any]]:
         "options": spec.scene_options,
         "files": [file_identity(f) for f in files],
         "labels_sha256": hashlib.sha256(np.ascontiguousarray(scene.labels).tobytes()).hexdigest(),
-        "test_labels": file_identity(spec.test_labels_path) if spec.test_labels_path else None,
+        "test_labels": _second_labels_identity(spec.test_labels_path, spec.test_labels_key),
     }
     return scene, identity

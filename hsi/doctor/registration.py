@@ -11,11 +11,13 @@ same pixels (a paired difference, with its standard error), so the verdict does 
 depend on which pixels were drawn; everything is seeded.
 
 The orientation of a square map is decided only when the data can tell: the map as given
-and the same map transposed must score apart by :data:`Z_FAIL` standard errors and
-:data:`MIN_GAIN` accuracy, one way or the other. A small scene, few labelled pixels (fewer
-than :data:`MIN_PIXELS` labelled in both orientations) or parcels that look alike either
-way cannot show a transposition; :func:`registration_problems` then says "cannot decide"
-(the check is UNDECIDED, not PASS) rather than passing a map it could not have failed.
+and the same map transposed (scored over :data:`TRANSPOSE_REPEATS` cross-validation splits)
+must score apart by :data:`Z_FAIL` standard errors and :data:`MIN_GAIN` accuracy, one way or
+the other. A small scene, few labelled pixels (fewer than :data:`MIN_PIXELS` labelled in both
+orientations) or parcels that look alike either way cannot show a transposition;
+:func:`registration_problems` then says "cannot decide" (the check is UNDECIDED, not PASS)
+rather than passing a map it could not have failed, with the way the evidence leans and that
+this check cannot see a transposed map in that scene.
 """
 
 from __future__ import annotations
@@ -37,6 +39,11 @@ MIN_GAIN = 0.005
 MIN_SKILL = 0.12
 #: fewer labelled pixels than this: no verdict
 MIN_PIXELS = 60
+#: the transposed map's 2-fold cross-validation is repeated on this many random halves, the per-pixel scores
+#: averaged: the luck of one split is averaged out of the paired difference, which then shows a transposed map
+#: on a 32 x 32 scene (one split left it undecided). The shifts keep one split: twelve subtle alternatives tried at
+#: once, where sharper scores would let the mixed boundary pixels of a correct map pass for a one-pixel shift
+TRANSPOSE_REPEATS = 5
 #: covariance shrinkage towards its mean eigenvalue
 SHRINKAGE = 0.1
 #: spectra are projected on this many principal components first (a fast, stable LDA)
@@ -146,15 +153,20 @@ def _features(pixels: np.ndarray, labelled: np.ndarray, rng: np.random.Generator
 
 
 def _paired(features: Callable[[np.ndarray], np.ndarray], given: np.ndarray, moved: np.ndarray, k: int,
-            rng: np.random.Generator, max_pixels: int) -> tuple[np.ndarray, np.ndarray] | None:
-    """Held-out correctness of both maps on the same sampled pixels (labelled in both), or None when too few."""
+            rng: np.random.Generator, max_pixels: int, repeats: int = 1) -> tuple[np.ndarray, np.ndarray] | None:
+    """Held-out correctness of both maps on the same sampled pixels (labelled in both), each averaged over
+    ``repeats`` 2-fold splits shared by the two maps, or None when too few pixels."""
     both = np.flatnonzero((given > 0) & (moved > 0))
     if both.size < MIN_PIXELS:
         return None
     both = np.sort(rng.choice(both, min(max_pixels, both.size), replace=False))
     x = features(both)
-    folds = rng.permutation(both.size) % 2
-    return (_held_out_correct(x, given[both] - 1, k, folds), _held_out_correct(x, moved[both] - 1, k, folds))
+    as_given, as_moved = np.zeros(both.size), np.zeros(both.size)
+    for _ in range(repeats):
+        folds = rng.permutation(both.size) % 2
+        as_given += _held_out_correct(x, given[both] - 1, k, folds)
+        as_moved += _held_out_correct(x, moved[both] - 1, k, folds)
+    return as_given / repeats, as_moved / repeats
 
 
 def check_registration(cube: np.ndarray, labels: np.ndarray, *, seed: int = 0, max_pixels: int = 10_000,
@@ -197,7 +209,8 @@ def check_registration(cube: np.ndarray, labels: np.ndarray, *, seed: int = 0, m
     moved_maps = candidates(labels)
     result.transposable = "transposed" in moved_maps
     for name, moved in moved_maps.items():
-        pair = _paired(features, given, np.where(finite, moved, 0).ravel(), k, np.random.default_rng(seed), max_pixels)
+        pair = _paired(features, given, np.where(finite, moved, 0).ravel(), k, np.random.default_rng(seed), max_pixels,
+                       TRANSPOSE_REPEATS if name == "transposed" else 1)
         if pair is None:
             continue
         diff = pair[1] - pair[0]
@@ -208,18 +221,27 @@ def check_registration(cube: np.ndarray, labels: np.ndarray, *, seed: int = 0, m
 
 
 def _orientation_undecided(result: Registration) -> list[str]:
-    """Why the orientation of a square map cannot be decided (empty when it can, or the map is not square)."""
+    """What the check could not see of a square map's orientation, and why (empty when it could, or not square).
+
+    The line says which way the evidence leans, so a transposed map and a correct one that are
+    both undecided do not read alike, and that this check cannot tell them apart here.
+    """
     if not result.transposable:
         return []
     if "transposed" not in result.candidates:
         return [f"whether the label map is transposed: fewer than {MIN_PIXELS} pixels are labelled both as given "
-                f"and transposed"]
+                f"and transposed, so this check cannot see a transposed map here; check the map's orientation by eye "
+                f"(its parcels over a false-colour image of the cube)"]
     gain, z = result.candidates["transposed"]
     if abs(z) >= Z_FAIL and abs(gain) >= MIN_GAIN:
         return []
-    return [f"whether the label map is transposed: it scores alike as given and transposed ({gain:+.1%} "
-            f"transposed, {z:+.1f} standard errors; {Z_FAIL:g} and {MIN_GAIN:.1%} are needed either way): too few "
-            f"labelled pixels, or too little spatial structure, to tell the orientation"]
+    lean = ("leans towards a transposed map" if gain > 0 else "leans towards the map as given" if gain < 0
+            else "leans neither way")
+    return [f"whether the label map is transposed: the map scores {gain:+.1%} transposed ({z:+.1f} standard errors, "
+            f"{result.pixels} labelled pixels; a verdict needs {Z_FAIL:g} and {MIN_GAIN:.1%} either way), which "
+            f"{lean} but does not show it: too few labelled pixels, or classes too alike, to tell the orientation, "
+            f"so this check cannot see a transposed map in this scene; check the map's orientation by eye (its "
+            f"parcels over a false-colour image of the cube)"]
 
 
 def registration_problems(result: Registration | None) -> tuple[list[str], list[str], list[str]]:

@@ -11,6 +11,13 @@ pixel's spectrum. Its class means are compared with the scene read again by its 
 and transformed by the fitted pipeline at the same training pixels. A band axis reversed
 or shuffled on the way to the batches shows up as a mismatch (the reversed reference is
 tried to name it) and as jumps between neighbouring bands that the reference lacks.
+
+The batches are the training patches with augmentation off (``fixed_dataloader("train")``:
+the training split cut by the same dataset and gather as the training loader, in stored
+order). The doctor checks the data pipeline, not the random brightness and per-band noise
+of spectral augmentation (``spectral_scale``, ``spectral_noise``; on by default for a
+collection of several scenes), which move every class mean by design; flips and quarter
+turns leave the centre pixel in place either way.
 """
 
 from __future__ import annotations
@@ -64,9 +71,9 @@ def band_jumps(means: np.ndarray, reference: np.ndarray | None = None) -> np.nda
 
 
 def _batch_means(datamodule: Any, k: int, max_samples: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per-class sums of the training batches' centre spectra: ``(sums (K, C), counts (K,), seen)``."""
+    """Per-class sums of the training patches' centre spectra, augmentation off: ``(sums (K, C), counts (K,), seen)``."""
     sums, counts, seen = None, np.zeros(k, dtype=np.int64), 0
-    for batch in datamodule.train_dataloader():
+    for batch in datamodule.fixed_dataloader("train"):
         x, y = batch[0], batch[1].numpy()
         spectra = centre_spectra(x)
         if sums is None:
@@ -77,6 +84,16 @@ def _batch_means(datamodule: Any, k: int, max_samples: int) -> tuple[np.ndarray,
         if seen >= max_samples:
             break
     return sums, counts, seen
+
+
+def _augmentation_text(datamodule: Any) -> str:
+    """What the batches read leave out: the training loader's spectral augmentation, when it has any."""
+    h = datamodule.hparams
+    scale, noise = float(h.get("spectral_scale") or 0.0), float(h.get("spectral_noise") or 0.0)
+    if not h.get("augment") or (scale <= 0 and noise <= 0):
+        return "read without augmentation"
+    return (f"read without augmentation (training adds brightness x U(1 +- {scale:g}) and per-band noise sigma "
+            f"{noise:g}: random by design, not compared)")
 
 
 def reference_spectra(datamodule: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -153,8 +170,9 @@ def check_spectra(datamodule: Any, out: str | Path | None = None, max_samples: i
     src = load_source(datamodule.source)
     order = check_band_order(src.cube, src.labels, src.wavelengths)
     file_evidence, file_problems = band_order_problems(order)
-    evidence = [f"{seen} training patches, {int(present.sum())} classes; pipeline reference: the scene re-read, "
-                f"fitted pipeline, {int(ref_counts.sum())} training pixels (tests the pipeline, not the file)"]
+    evidence = [f"{seen} training patches, {int(present.sum())} classes, {_augmentation_text(datamodule)}; pipeline "
+                f"reference: the scene re-read, fitted pipeline, {int(ref_counts.sum())} training pixels (tests the "
+                f"pipeline, not the file)"]
     problems, values = _pipeline_problems(means, ref, seen >= len(datamodule.train_dataset), evidence)
     jumps = band_jumps(means, ref)
     wl = datamodule.wavelengths

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hsi import transaction
-from hsi._atomic import write_json_atomic
+from hsi._atomic import null_nonfinite, write_json_atomic
 
 __all__ = ["EVALUATE_MANIFEST", "EVALUATE_OUTPUTS", "check_out", "default_out", "markdown_table", "per_class_table",
            "write_outputs"]
@@ -46,6 +46,8 @@ def check_out(out: str | Path) -> Path:
 
 
 def _pm(stats: dict[str, Any], key: str) -> str:
+    if stats[f"{key}_mean"] is None:  # a fold run scored no test pixel (null in leaderboard.json, with the reason)
+        return "n/a"
     if key == "kappa":
         return f"{stats['kappa_mean']:.3f} ± {stats['kappa_std']:.3f}"
     return f"{100 * stats[f'{key}_mean']:.1f} ± {100 * stats[f'{key}_std']:.1f}"
@@ -87,7 +89,9 @@ def markdown_table(board: dict[str, Any]) -> str:
             f"seeds {', '.join(map(str, board['seeds']))}: mean ± std over {runs} fold runs per model; leak = test "
             "pixels inside training patches (largest over the folds); params = trainable parameters; s/epoch = fit "
             "seconds per epoch; test px/s = test pixels classified per second (one process).")
-    return "\n".join(lines) + "\n\n" + per_class_table(board) + "\n\n" + note
+    skipped = "".join(f"\n\nskipped, cannot run on this scene: {model}: {why}"
+                      for model, why in (board.get("skipped") or {}).items())
+    return "\n".join(lines) + "\n\n" + per_class_table(board) + "\n\n" + note + skipped
 
 
 def csv_text(board: dict[str, Any]) -> str:
@@ -98,7 +102,7 @@ def csv_text(board: dict[str, Any]) -> str:
     writer.writerow(["model", "oa_mean", "oa_std", "aa_mean", "aa_std", "kappa_mean", "kappa_std", "seconds", "leak",
                      "parameters", "epoch_s", "pixels_per_s", *names])
     for row in board["rows"]:
-        writer.writerow([row["model"], *(f"{row[k]:.6f}" for k in ("oa_mean", "oa_std", "aa_mean", "aa_std",
+        writer.writerow([row["model"], *(_maybe(row[k], ".6f") for k in ("oa_mean", "oa_std", "aa_mean", "aa_std",
                                                                      "kappa_mean", "kappa_std")),
                          f"{row['seconds']:.3f}", row["leak"], _maybe(row.get("parameters"), "d"),
                          _maybe(row.get("epoch_s"), ".4f"), _maybe(row.get("pixels_per_s"), ".1f"), *("" if row["per_class"][n] is None else f"{row['per_class'][n]:.6f}" for n in names)])
@@ -145,6 +149,8 @@ def write_outputs(out: Path, board: dict[str, Any], results: list[Any]) -> dict[
     from hsi.evaluate.stats import compare
     from hsi.training.report import plot_per_class
 
+    # a mean over a fold run that scored no test pixel is null, with the reason beside it: strict JSON
+    board = null_nonfinite(board, "a fold run scored no test pixel (its metrics.json says why)")
     comparison = compare(out, board)
     with transaction.staged(out, manifest=EVALUATE_MANIFEST, outputs=EVALUATE_OUTPUTS, overwrite=True,
                             command=COMMAND) as staging:

@@ -191,19 +191,20 @@ def _write_record(folder: Path, inputs: Any) -> None:
 def scene_identity(data: dict[str, Any]) -> Any:
     """The content identity of the scene(s) the DataModule arguments ``data`` name (JSON).
 
-    Files are identified by :func:`hsi._identity.file_identity` (size, mtime, SHA-256); a
-    registry scene other than the synthetic one is loaded to learn its files.
+    Every file each path stands for is identified (:func:`hsi.io.readers.identities_of`: an
+    ENVI header and its binary, an ``.npy`` scene's ``meta.json`` and arrays; size, mtime,
+    SHA-256); a registry scene other than the synthetic one is loaded to learn its files.
     """
-    from hsi._identity import file_identity
     from hsi.data import HSIDataModule
     from hsi.data.scene_source import SourceSpec, load_source
+    from hsi.data.sources.build import entry_identities
     from hsi.data.sources.load import load_entry
 
     probe = HSIDataModule(**{k: v for k, v in data.items() if k not in ("folds", "fold")})
     if isinstance(probe.source, SourceSpec):
         found = probe.source.identity() or load_source(probe.source).identity
     else:
-        found = [{"entry": e.to_dict(), "files": [file_identity(p) for p in (e.cube, e.labels, e.pack) if p]}
+        found = [{"entry": e.to_dict(), "files": entry_identities(e)}
                  if e.kind != "registry" or e.scene == "synthetic" else load_entry(e).identity
                  for e in probe.collection.entries]
     return json.loads(json.dumps(found, default=str))
@@ -328,6 +329,8 @@ def progress_line(i: int, n: int, result: FoldResult) -> str:
     when = "reused" if result.reused else f"{m['timing']['total_s']:.1f} s"
     if result.redone is not None:
         when += f"; run again: {result.redone}"
+    if m["oa"] is None:  # nothing scored: metrics.json says why
+        return f"[{i}/{n}] {result.job.label}: OA, AA and kappa n/a ({m.get('oa_reason')}), leak {result.leak} ({when})"
     return (f"[{i}/{n}] {result.job.label}: OA {100 * m['oa']:.1f} % AA {100 * m['aa']:.1f} % "
             f"kappa {m['kappa']:.3f}, leak {result.leak} ({when})")
 
@@ -362,6 +365,23 @@ def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
     RunOptions(**config.run)
     out = check_out(config.options.out or default_out(probe.source.name))
     return out, check_enough_blocks(probe, config.n_folds)
+
+
+def fit_models(config: EvaluationConfig, class_names: list[str] | None, log: Any) -> tuple[tuple[str, ...],
+                                                                                          dict[str, str]]:
+    """The models to run and those ``all`` skips (:func:`hsi.evaluate.fitness.runnable_models`), each network built
+    once, untrained, on the scene's shape before any fold runs."""
+    from hsi.evaluate.fitness import runnable_models, unfit_reason
+    from hsi.training.deep_run import raw_band_count
+
+    data = FoldJob("probe", 0, config.n_folds, 1).data(config.data)
+    raw = raw_band_count(data)
+    classes = len(class_names) if class_names else 2
+
+    def reason(model: str) -> str | None:
+        return unfit_reason(model, config.data, config.model, raw, classes)
+
+    return runnable_models(config.options.model_names, known_models(), reason, log)
 
 
 def check_enough_blocks(probe: Any, n_folds: int) -> list[str] | None:
@@ -418,7 +438,8 @@ def run_evaluation(config: EvaluationConfig, log: Any = None) -> dict[str, Any]:
     if opts.random:
         log("warning: --random: the random-pixel split lets test pixels into training patches (see each run's "
             "leak); its column is for comparison with the literature only")
-    jobs = plan(expand_models(opts.model_names, known_models()), opts.seeds, config.n_folds, opts.random)
+    models, skipped = fit_models(config, names, log)
+    jobs = plan(models, opts.seeds, config.n_folds, opts.random)
     inputs, created = scene_identity(config.data), not out.exists()
     started, results = time.perf_counter(), []
     try:
@@ -434,5 +455,7 @@ def run_evaluation(config: EvaluationConfig, log: Any = None) -> dict[str, Any]:
         _remove_empty_folders(out, created)
         raise
     board = leaderboard(results, config, time.perf_counter() - started)
+    if skipped:
+        board["skipped"] = skipped
     write_outputs(out, board, results)
     return {**board, "out": str(out)}

@@ -71,7 +71,9 @@ def _verdict(name: str, best: str, wil: dict[str, Any], mean_diff: float) -> str
 def paired(out: Path, best: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
     """The comparison of ``row`` with the ``best`` row: per-fold differences, Wilcoxon, McNemar, verdict."""
     by_key = {(e["seed"], e["fold"]): e for e in best["folds"]}
-    pairs = [(by_key[(e["seed"], e["fold"])], e) for e in row["folds"] if (e["seed"], e["fold"]) in by_key]
+    # the same test pixels, each scored (a fold run that scored none has OA null: nothing to compare)
+    pairs = [(by_key[(e["seed"], e["fold"])], e) for e in row["folds"] if (e["seed"], e["fold"]) in by_key
+             and e["oa"] is not None and by_key[(e["seed"], e["fold"])]["oa"] is not None]
     diffs = np.array([eo["oa"] - eb["oa"] for eb, eo in pairs], dtype=np.float64)
     wil = _wilcoxon(-diffs)
     return {

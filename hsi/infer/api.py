@@ -20,8 +20,8 @@ import numpy as np
 import torch
 
 from hsi._roles import restore
-from hsi.errors import (CheckpointError, DatasetNotFoundError, DegenerateMapError, NoDataError, OptionError,
-                        ShapeMismatchError, WavelengthError)
+from hsi.errors import (AssumedBandsWarning, CheckpointError, DatasetNotFoundError, DegenerateMapError, NoDataError,
+                        OptionError, ShapeMismatchError, WavelengthError)
 from hsi.infer.arrays import ResultArrays
 from hsi.infer.checkpoint import InferenceModel, check_cube, load_checkpoint
 from hsi.infer.engine import TileJob, run_tiles
@@ -428,6 +428,7 @@ def _onto_checkpoint(model: InferenceModel, source: SceneSource, preprocess: str
     from hsi.infer.own_bands import onto_own_bands, reads_own_bands
     from hsi.infer.shift import check_new_scene, fit_on_scene, sample_spectra
 
+    check_has_wavelengths(model, source)
     if reads_own_bands(model, source):  # a wavelength-aware network: the cube's own bands, not resampled
         spectra = sample_spectra(source)
         model, bands = onto_own_bands(model, source, spectra)
@@ -445,6 +446,32 @@ def _onto_checkpoint(model: InferenceModel, source: SceneSource, preprocess: str
     return source, model, {"scene_shift": shift, "bands": getattr(source, "record", None),
                            "preprocessing": fitted or {"fitted_on": "the checkpoint's training pixels",
                                                        "preprocess": preprocess}}
+
+
+def check_has_wavelengths(model: InferenceModel, source: SceneSource) -> None:
+    """A cube without band wavelengths for a checkpoint that has them: refused for a network that reads each band's
+    wavelength (it would read them as whatever it assumed), read as on the checkpoint's bands with a warning for a
+    fixed-band one whose band count it has (the band count alone cannot tell another sensor's bands).
+
+    Raises
+    ------
+    WavelengthError
+        The network reads band wavelengths; the message says how to give them.
+    """
+    if source.wavelengths is not None or model.wavelengths is None:
+        return
+    first, last = float(np.min(model.wavelengths)), float(np.max(model.wavelengths))
+    grid = f"{len(model.wavelengths)} bands at {first:.0f}-{last:.0f} nm"
+    give = ("give the cube's band centres (nm) in its file (an ENVI header's 'wavelength = {...}', a 'wavelengths' "
+            "variable of an HDF5 or .mat file) or as hsi.io.Cube(data, wavelengths)")
+    net = model.net
+    if getattr(net, "takes_wavelengths", False) and getattr(net, "wavelengths", None) is not None:
+        raise WavelengthError(f"cube {source.name} has no band wavelengths, but checkpoint {model.source} "
+                              f"({type(net).__name__}, trained on {grid}) reads each band with its wavelength: {give}")
+    if source.shape[2] == len(model.wavelengths):
+        warnings.warn(f"cube {source.name} has no band wavelengths: its {source.shape[2]} bands are assumed to be "
+                      f"checkpoint {model.source}'s ({grid}); if they are another sensor's, {give}",
+                      AssumedBandsWarning, stacklevel=3)
 
 
 def check_covers_checkpoint(model: InferenceModel, source: SceneSource) -> None:

@@ -14,7 +14,8 @@ scene in turn, as Lightning's ranks of one tile pass.
 Reuse: a scene is skipped only when its folder's manifest (``inference.json``) is complete,
 every file it lists still matches its recorded size and SHA-256, and its ``inputs`` record
 matches this run: the checkpoint's content (:func:`hsi._identity.file_identity`), the
-scene's files (cube, ENVI header, labels, pack; a collection entry's settings) and every
+scene's files (every file its cube, labels and pack are read from: an ENVI header and
+binary, an ``.npy`` scene's ``meta.json`` and arrays; a collection entry's settings) and every
 option in :data:`OUTPUT_OPTIONS`. Otherwise the scene is mapped again and one line says why
 (which input or option changed, which output was edited or deleted); the folder's earlier
 outputs are the package's and are replaced, while a file hsi did not write there is never
@@ -126,8 +127,8 @@ def _scene_input(item: _Item, union: list[str]) -> tuple[Any, np.ndarray | None]
 
 
 def _cube_files(path: str | Path) -> list[Path]:
-    """The files a cube path stands for: the file, and an ENVI cube's header or binary beside it (its reader's
-    :meth:`~hsi.io.readers.Reader.files`; an ``.npy`` scene folder: its ``meta.json``)."""
+    """The files a cube or label path stands for (its reader's :meth:`~hsi.io.readers.Reader.files`): the file,
+    an ENVI image's header and binary, an ``.npy`` scene's ``meta.json``, ``cube.npy`` and ``labels.npy``."""
     from hsi.io.readers import files_of
 
     return files_of(path)
@@ -137,7 +138,8 @@ def scene_inputs(checkpoint: Any, item: _Item, opts: Any) -> dict[str, Any]:
     """What a scene's maps are made from: ``{"checkpoint", "scene", "options"}``, compared by :func:`reuse_check`.
 
     ``checkpoint`` is the checkpoint's :func:`~hsi._identity.file_identity`; the scene is
-    its files' identities (cube with ENVI header, labels, pack) and, for a collection entry,
+    the identities of every file it is read from (:func:`_cube_files` of its cube, labels
+    and pack: an ENVI header and binary, an ``.npy`` scene's arrays) and, for a collection entry,
     the entry's settings; a registry scene other than the synthetic one is loaded to learn
     its files. ``options`` holds the fields of :data:`OUTPUT_OPTIONS`.
     """
@@ -151,7 +153,7 @@ def scene_inputs(checkpoint: Any, item: _Item, opts: Any) -> dict[str, Any]:
 
         scene = {"entry": entry.to_dict(), "source": load_entry(entry).identity.get("source")}
     else:
-        paths = [*(_cube_files(entry.cube) if entry.cube else []), *(Path(p) for p in (entry.labels, entry.pack) if p)]
+        paths = [f for p in (entry.cube, entry.labels, entry.pack) if p for f in _cube_files(p)]
         scene = {"entry": entry.to_dict(), "files": {str(p): file_identity(p) for p in paths}}
     values = {k: getattr(opts, k) for k in OUTPUT_OPTIONS}
     return json.loads(json.dumps({"checkpoint": checkpoint, "scene": scene, "options": values}, default=str))

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from hsi._atomic import null_nonfinite
 from hsi.errors import ClassMatchWarning, DegenerateMapError
 
 __all__ = ["check_not_degenerate", "confusion_matrix", "map_metrics", "score_map"]
@@ -68,7 +69,8 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
         for a class without reference pixels or, with ``trained``, without training pixels),
         ``confusion`` (K x K, rows in ``class_names`` order), ``pixels`` and ``excluded_nodata``
         (labelled pixels that are no-data, hence unclassified and not scored, the rule training
-        applies to its split).
+        applies to its split). With no pixel to score, ``oa``, ``aa`` and ``kappa`` are None, each
+        with ``<key>_reason`` saying why.
     """
     from hsi.training.metrics import scores_from_confusion
     from hsi.training.unseen import unseen_report
@@ -92,7 +94,9 @@ def map_metrics(truth: Any, predicted: Any, class_names: list[str], test_mask: A
         out["pixels"] = int(cm.sum())
         # labelled pixels left unclassified (no-data): out of the scores, as training leaves them out of its split
         out["excluded_nodata"] = _count_unclassified(truth, predicted, mask)
-        return out
+        # nothing scored: OA, AA and kappa null, each with "<key>_reason" (metrics.json is strict JSON)
+        return null_nonfinite(out, f"no {'test' if mask is not None else 'labelled'} pixel of a class the model "
+                                   "was trained on")
 
     return {
         "class_names": list(class_names),

@@ -27,8 +27,10 @@ from typing import Any
 import numpy as np
 
 from hsi import transaction
-from hsi._atomic import write_json_atomic
+from hsi._atomic import move_into_place, write_json_atomic
+from hsi.errors import PluginError
 from hsi.sinks import DEFAULT_FORMATS, FinishedMaps, MapLayout, Sink, chosen_sinks, get_sink, list_sinks
+from hsi.sinks.registry import check_written, declared_files, describe_sink, format_name, needed_bytes
 
 __all__ = ["MANIFEST", "output_files", "space_needed", "staged_folder", "write_folder"]
 
@@ -77,7 +79,7 @@ def _announced(opened: AbstractContextManager[transaction.Transaction]) -> Itera
 def output_files() -> tuple[str, ...]:
     """Every file an inference run may write into its folder: each registered format's, ``metrics.json`` and the
     manifest (only these are ever replaced by ``overwrite``)."""
-    names = [name for fmt in list_sinks() for name in get_sink(fmt).all_files()]
+    names = [name for fmt in list_sinks() for name in declared_files(get_sink(fmt))]
     return (*dict.fromkeys(names), "metrics.json", MANIFEST)
 
 
@@ -95,6 +97,8 @@ def space_needed(shape: tuple[int, int], num_classes: int, probabilities: bool,
     ------
     OptionError
         A format that is not registered.
+    PluginError
+        A format whose ``bytes_needed`` is not a whole number >= 0 (:func:`hsi.sinks.registry.needed_bytes`).
     """
     from hsi.infer.arrays import label_dtype, map_specs
 
@@ -103,7 +107,7 @@ def space_needed(shape: tuple[int, int], num_classes: int, probabilities: bool,
                        any(sink.wants_rgb for sink in sinks))
     own = map_specs(layout.shape, layout.num_classes, layout.probabilities, layout.rgb)
     needed = sum(int(np.prod(shp)) * dtype.itemsize for shp, dtype in own.values()) + JSON_BYTES
-    return needed + sum(sink.bytes_needed(layout) for sink in sinks)
+    return needed + sum(needed_bytes(sink, layout) for sink in sinks)
 
 
 def _target(staging_folder: Path) -> Path:
@@ -149,9 +153,14 @@ def write_folder(staging: transaction.Transaction, results: Any, *, class_names:
     -------
     dict
         ``{name: path}`` of every file in the output folder, the manifest included.
-    """
-    from concurrent.futures import ThreadPoolExecutor
 
+    Raises
+    ------
+    PluginError
+        A format that declares a file outside the folder or another format's file, writes a file it
+        did not declare (or outside its folder), or skips one it declared (:func:`_write_checked`).
+    """
+    from hsi.infer.arrays import SCRATCH
     from hsi.viz import figure_name
 
     sinks = chosen_sinks(formats)  # an unknown format is refused before any file is written
@@ -160,15 +169,10 @@ def write_folder(staging: transaction.Transaction, results: Any, *, class_names:
                         palette, georef=georef, nodata=nodata, background=background, source_header=source_header,
                         title=f"{figure_name(manifest.get('cube', 'scene'))}: predicted classes",  # the file's name
                         rgb_title=rgb_title, description=f"hsi infer {manifest.get('checkpoint', '')}")
-    # The sinks that may (GDAL's compression and numpy's copies release the GIL) write one after another on a
-    # second thread while this one runs the others (matplotlib draws the PNGs), so both cores work.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsi-infer-write") as pool:
-        written = pool.submit(_write_sinks, [s for s in sinks if s.thread_safe], folder, maps)
-        _write_sinks([s for s in sinks if not s.thread_safe], folder, maps)  # on error, the pool waits
-        written.result()  # the writer's error, if any
+    own = {f"{name}.npy" for name in results.arrays if name not in SCRATCH}  # the run's maps, not the sinks'
+    kept = _write_checked(sinks, folder, maps, own)
     if metrics is not None:
         write_json_atomic(folder / "metrics.json", metrics, indent=1)
-    kept = {name for sink in sinks for name in sink.files(maps.layout)}
     for path in results.commit().values():  # the maps get their names inside the staging folder
         if path.name not in kept:
             path.unlink()  # no chosen format keeps this map of the run's own
@@ -176,7 +180,55 @@ def write_folder(staging: transaction.Transaction, results: Any, *, class_names:
     return staging.commit(manifest)
 
 
-def _write_sinks(sinks: list[Sink], folder: Path, maps: FinishedMaps) -> None:
-    """Each sink's files, in order."""
+def _write_checked(sinks: list[Sink], folder: Path, maps: FinishedMaps, own: set[str]) -> set[str]:
+    """Each sink's files, written into a folder of its own inside ``folder``, checked, then moved into ``folder``;
+    returns every name the sinks declare (``own``, the run's maps, among them where a sink keeps them).
+
+    The sink contract is checked where the package calls it (:mod:`hsi.sinks.registry`): the declared names
+    before anything is written (plain names, none another sink's, ``metrics.json`` or the manifest), then
+    what each sink left in its folder, and that nothing appeared in ``folder`` itself (a write to ``../``).
+    """
+    declared = {id(sink): declared_files(sink, maps.layout) for sink in sinks}
+    _check_no_clash(sinks, declared, own)
+    before = set(os.listdir(folder))
+    own_folders = {id(sink): folder / f".sink-{i}-{format_name(sink)}" for i, sink in enumerate(sinks)}
+    for path in own_folders.values():
+        path.mkdir()
+    # The sinks that may (GDAL's compression and numpy's copies release the GIL) write one after another on a
+    # second thread while this one runs the others (matplotlib draws the PNGs), so both cores work.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="hsi-infer-write") as pool:
+        written = pool.submit(_write_sinks, [s for s in sinks if s.thread_safe], own_folders, maps)
+        _write_sinks([s for s in sinks if not s.thread_safe], own_folders, maps)  # on error, the pool waits
+        written.result()  # the writer's error, if any
+    stray = sorted(set(os.listdir(folder)) - before - {p.name for p in own_folders.values()})
+    if stray:
+        raise PluginError(f"{', '.join(map(repr, stray))} appeared outside the folders given to the output formats "
+                          f"({'; '.join(describe_sink(s) for s in sinks)}): a format writes only into its folder")
     for sink in sinks:
-        sink.write(folder, maps)
+        path = own_folders[id(sink)]
+        for name in check_written(sink, path, declared[id(sink)], own):
+            move_into_place(path / name, folder / name)
+        path.rmdir()
+    return {name for names in declared.values() for name in names}
+
+
+def _check_no_clash(sinks: list[Sink], declared: dict[int, tuple[str, ...]], own: set[str]) -> None:
+    """Refuse a declared name that is ``metrics.json``, the manifest, or another chosen sink's file (the run's
+    own maps, ``own``, may be kept by several)."""
+    owner: dict[str, Sink] = {}
+    for sink in sinks:
+        for name in declared[id(sink)]:
+            if name in ("metrics.json", MANIFEST):
+                raise PluginError(f"{describe_sink(sink)}: declares {name!r}, which hsi infer writes itself")
+            if name in owner and owner[name] is not sink and name not in own:
+                raise PluginError(f"{describe_sink(sink)}: declares {name!r}, which {describe_sink(owner[name])} "
+                                  f"writes too; choose another file name")
+            owner[name] = sink
+
+
+def _write_sinks(sinks: list[Sink], folders: dict[int, Path], maps: FinishedMaps) -> None:
+    """Each sink's files into its own folder, in order."""
+    for sink in sinks:
+        sink.write(folders[id(sink)], maps)

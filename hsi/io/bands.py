@@ -33,19 +33,52 @@ def is_length_unit(units: str | None) -> bool:
     return (units or "").strip().lower() in _TO_NM
 
 
+#: imaging bands lie between these (nm): labelled wavelengths wholly outside are in another unit than the label says
+OPTICAL_NM: tuple[float, float] = (30.0, 1e5)
+
+
+def _check_label(arr: np.ndarray, units: str, mult: float, source: str) -> None:
+    """Refuse labelled wavelengths that convert to no imaging band: all below 30 nm or all beyond 100 µm.
+
+    Values of 0.4-2.5 labelled "nm" are micrometres; values of 400-2500 labelled "Micrometers"
+    are nanometres. Converting either as labelled would put every band outside the optical
+    range and resampling, ``--wavelength-range`` and band picking would be silently wrong.
+    """
+    nm = arr * mult
+    if not arr.size or (nm.max() >= OPTICAL_NM[0] and nm.min() <= OPTICAL_NM[1]):
+        return
+    shown = f"wavelengths {arr.min():.6g}-{arr.max():.6g} labelled {units!r} are {nm.min():.4g}-{nm.max():.4g} nm"
+    where = "shorter than" if nm.max() < OPTICAL_NM[0] else "longer than"
+    guess = next((name for name, lo, hi in (("nanometres", 100, 30000), ("micrometres", 0.1, 30))
+                  if lo <= arr.min() and arr.max() <= hi), None)
+    looks = f"they look like {guess}" if guess else "their unit looks wrong"
+    raise WavelengthError(f"{source}: {shown}, {where} any imaging band (30 nm to 100 µm); {looks}: correct the "
+                          f"file's wavelength units")
+
+
 def to_nanometers(values, units: str | None, source: str) -> tuple[np.ndarray | None, str, float | None]:
     """Convert wavelengths to float64 nm; returns ``(nm or None, how, multiplier)``.
 
     Known ``units`` are converted; missing/"Unknown" units are guessed: values below 100 are
     micrometres (nm values of optical sensors are > 300), others nanometres. Units that are
     not a length ("Index", "Wavenumber", "GHz") give ``None`` with a warning.
+
+    Raises
+    ------
+    WavelengthError
+        A wavelength that is not finite, or is <= 0; labelled wavelengths that the label puts
+        wholly outside 30 nm to 100 µm (micrometres labelled nm, nanometres labelled µm).
     """
     arr = np.asarray(values, dtype=np.float64).ravel()
     if arr.size and not np.all(np.isfinite(arr)):
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise WavelengthError(f"{source}: wavelength {bad} is not finite ({arr[bad]})")
+    if arr.size and np.any(arr <= 0):
+        bad = int(np.flatnonzero(arr <= 0)[0])
+        raise WavelengthError(f"{source}: wavelength {bad} is {arr[bad]:g}; wavelengths must be > 0 (band centres)")
     key = (units or "").strip().lower()
     if key in _TO_NM:
+        _check_label(arr, str(units), _TO_NM[key], source)
         return arr * _TO_NM[key], f"units {units!r}", _TO_NM[key]
     if key in _UNKNOWN:
         if arr.size and np.nanmax(np.abs(arr)) < 100:

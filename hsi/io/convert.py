@@ -181,7 +181,7 @@ def _check_target(out: Path, to: str, overwrite: bool) -> None:
 
 
 def _meta(lazy: Any, labels: np.ndarray | None, input_path: Path) -> dict[str, Any]:
-    read = {k: v for k, v in lazy.meta.items() if isinstance(v, (str, int, float, bool, type(None)))}
+    read = {k: _json_number(v) for k, v in lazy.meta.items() if isinstance(v, (str, int, float, bool, type(None)))}
     return {
         "format": NPY_FORMAT,
         "version": 1,
@@ -197,6 +197,12 @@ def _meta(lazy: Any, labels: np.ndarray | None, input_path: Path) -> dict[str, A
         "fwhm": lazy.meta.get("fwhm"),
         "band_selection": lazy.meta.get("band_selection"),
     }
+
+
+def _json_number(value: Any) -> Any:
+    """``value``, with NaN and the infinities as the strings ``"nan"``, ``"inf"``, ``"-inf"`` (JSON has no such
+    numbers: a no-data value of NaN is recorded as ``"nan"``)."""
+    return str(value) if isinstance(value, float) and not np.isfinite(value) else value
 
 
 class RowProgress:

@@ -102,7 +102,9 @@ def read_cube(
     drop_bad_bands : drop the bands an ENVI ``bbl`` marks bad (kept, and listed in
         ``meta['bbl']``, by default).
     scale : True divides by the file's reflectance scale factor; False keeps raw values;
-        a number divides by that number instead.
+        a number (> 0) divides by that number instead. A scale <= 0 or not finite is refused
+        (:class:`hsi.errors.OptionError`; the file's own: :class:`hsi.errors.CubeFormatError`
+        naming the header key or attribute).
     band_order : "auto" reverses descending wavelengths and sorts AVIRIS-style detector
         overlaps; "strict" accepts only monotonic wavelengths.
     georef : "check" reads the georeference (``meta["georef"]``, a
@@ -113,7 +115,8 @@ def read_cube(
         values are not changed). None (default): from the file, else by the rule of
         :func:`hsi.io.units.infer_units` (integers without a declared scale stay as stored,
         kind "unknown"; undeclared floats within -0.5 to 2 are reflectance). A bad value
-        raises :class:`hsi.errors.OptionError`.
+        raises :class:`hsi.errors.OptionError`; reflectance (given or declared) whose values
+        are far above 1 warns (:class:`hsi.errors.UnitsWarning`, see :func:`hsi.io.lazy.check_level`).
 
     Returns
     -------

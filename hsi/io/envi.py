@@ -181,6 +181,7 @@ def open_envi(path: Path, georef: str = "check") -> RawSource:
         bbl=None if bbl is None else (bbl != 0).astype(np.int64),
         ignore_value=_scalar(fields, "data ignore value", header),
         scale_factor=_scalar(fields, "reflectance scale factor", header),
+        scale_factor_origin=f"ENVI header {header.name} field 'reflectance scale factor'",
         data_units=units_text,
         data_units_origin=units_origin,
         extra={

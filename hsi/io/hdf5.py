@@ -6,6 +6,9 @@ failing that, of the file): ``units`` (a data-units string such as "reflectance"
 ``reflectance_scale_factor`` (ENVI's meaning: reflectance = value / factor), ``scale_factor``
 and ``add_offset`` (the netCDF/CF meaning: value = stored * scale_factor + add_offset) and
 ``fwhm`` (band widths, in the wavelengths' unit). MATLAB v7.3 files declare none of these.
+A ``scale_factor`` must be a finite number > 0; one > 1 that multiplies the values to
+implausible levels (a producer's "divide by 10000" written as CF) is warned about when the
+cube is opened (:func:`hsi.io.lazy.check_level`). :func:`hsi.io.write_h5` writes no scale.
 """
 
 from __future__ import annotations
@@ -86,12 +89,12 @@ def _attribute(places: list[tuple[str, h5py.AttributeManager]], name: str) -> tu
     return None
 
 
-def _number(found: tuple[str, object] | None, path: Path) -> float | None:
-    """The one finite number an attribute holds; a malformed one warns and is ignored."""
+def _number(found: tuple[str, object] | None, path: Path, finite: bool = True) -> float | None:
+    """The one (finite, unless ``finite=False``) number an attribute holds; a malformed one warns and is ignored."""
     if found is None:
         return None
     value = np.asarray(found[1])
-    if value.size == 1 and np.issubdtype(value.dtype, np.number) and np.isfinite(value.reshape(())):
+    if value.size == 1 and np.issubdtype(value.dtype, np.number) and (not finite or np.isfinite(value.reshape(()))):
         return float(value.reshape(()))
     warnings.warn(f"{path}: {found[0]} ignored (found {value.dtype} {value.shape}; expected one finite number)",
                   DataQualityWarning, stacklevel=4)
@@ -104,12 +107,15 @@ def _declare_units(source: RawSource, dataset: h5py.Dataset, root: h5py.Attribut
     units = _attribute(places, "units")
     if units is not None and not is_length_unit(_text(units[1])):
         source.data_units, source.data_units_origin = _text(units[1]), units[0]
-    source.scale_factor = _number(_attribute(places, "reflectance_scale_factor"), path)
-    cf_scale = _number(_attribute(places, "scale_factor"), path)
+    factor = _attribute(places, "reflectance_scale_factor")
+    source.scale_factor = _number(factor, path, finite=False)  # a bad one is refused when it is applied
+    source.scale_factor_origin = None if factor is None else factor[0]
+    found = _attribute(places, "scale_factor")
+    cf_scale = _number(found, path, finite=False)
     cf_offset = _number(_attribute(places, "add_offset"), path)
-    if cf_scale == 0:
-        raise CubeFormatError(f"{path}: attribute 'scale_factor' is 0; expected a finite non-zero number "
-                              f"(value = stored * scale_factor + add_offset)")
+    if cf_scale is not None and not (np.isfinite(cf_scale) and cf_scale > 0):
+        raise CubeFormatError(f"{path}: {found[0]} is {cf_scale:g}; expected a finite number > 0 "
+                              f"(CF: value = stored * scale_factor + add_offset)")
     if cf_scale not in (None, 1.0) or cf_offset not in (None, 0.0):
         source.band_scale = None if cf_scale in (None, 1.0) else np.array([cf_scale])
         source.band_offset = None if cf_offset in (None, 0.0) else np.array([cf_offset])

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from hsi.errors import CubeFormatError, OptionError
-from hsi.io.discovery import integer_like
+from hsi.io.discovery import integer_like, is_numeric
 from hsi.io.georef import GeoRef
 from hsi.io.readers import Reader, find_reader
 
@@ -86,9 +87,12 @@ def to_label_map(array: np.ndarray, source: str, max_classes: int = MAX_CLASSES)
     Raises
     ------
     CubeFormatError
-        Not 2-D, not integral, non-finite, negative values, or too many classes.
+        Empty, not 2-D, not integral, non-finite, negative values, or too many classes.
     """
-    array = _squeeze(np.asarray(array))
+    array = np.asarray(array)
+    if array.size == 0:
+        raise CubeFormatError(f"{source}: an empty array (shape {array.shape}); a label map needs pixels")
+    array = _squeeze(array)
     if array.ndim != 2:
         raise CubeFormatError(
             f"{source}: shape {array.shape} is {array.ndim}-D; a label map must be 2-D (H x W) "
@@ -133,11 +137,37 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int | 
     p = Path(path)
     reader = find_reader(p)
     _no_key(p, key, reader)
-    name, array, found_limit = reader.label_array(p, key, integer_like)
+    name, array, found_limit = _label_result(reader, p, reader.label_array(p, key, integer_like))
     if max_classes is None and found_limit is not None:
         limit = max(MAX_CLASSES, found_limit)
     where = f"{p} key {name!r}" if name else str(p)
     return to_label_map(array, where, limit)
+
+
+def _label_result(reader: Reader, path: Path, result: Any) -> tuple[str | None, np.ndarray, int | None]:
+    """What :meth:`Reader.label_array` returned, checked: ``(name or None, real non-empty array, limit or None)``.
+
+    A plug-in reader's mistake is one :class:`CubeFormatError` naming the file and the reader,
+    not a numpy error from deep inside :func:`to_label_map`.
+    """
+    where = f"{path}: the {reader.name!r} reader's label_array"
+    if not isinstance(result, tuple) or len(result) != 3:
+        raise CubeFormatError(f"{where} returned {type(result).__name__}, expected (name or None, array, "
+                              f"class limit or None)")
+    name, array, limit = result
+    try:
+        array = np.asarray(array)
+    except (TypeError, ValueError) as err:
+        raise CubeFormatError(f"{where} returned {type(result[1]).__name__}, not an array ({err})") from err
+    if not is_numeric(array.dtype):
+        raise CubeFormatError(f"{where} returned an array of dtype {array.dtype}, expected integers")
+    if array.size == 0:
+        raise CubeFormatError(f"{where} returned an empty array (shape {array.shape}); the file holds no pixels")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1):
+        raise CubeFormatError(f"{where} returned the class limit {limit!r}, expected a positive integer or None")
+    if name is not None and not isinstance(name, str):
+        raise CubeFormatError(f"{where} returned the array name {name!r}, expected a string or None")
+    return name, array, None if limit is None else int(limit)
 
 
 def _no_key(path: Path, key: str | None, reader: Reader) -> None:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from hsi.errors import CubeFormatError, OptionError
+from hsi.errors import CubeFormatError, OptionError, UnitsWarning
 from hsi.io.kind import warn_if_not_hyperspectral
 from hsi.io.plan import ReadPlan, build_plan
 from hsi.io.source import RawSource
-from hsi.io.units import check_units_option
+from hsi.io.units import check_units_option, level_problem, typical_level
+
+#: the value sample :func:`check_level` reads: a grid of ``SAMPLE_GRID x SAMPLE_GRID`` windows of
+#: ``SAMPLE_SIDE x SAMPLE_SIDE`` pixels spread over the cube (at most 576 pixels, a few chunks)
+SAMPLE_GRID, SAMPLE_SIDE = 3, 8
 
 
 def _window(sl: slice, n: int, name: str, where: str) -> slice:
@@ -240,7 +245,9 @@ def open_cube(
     ``georef`` is "check" (a broken georeference raises :class:`hsi.errors.GeoRefError`) or
     "ignore" (none is read).
     A cube that looks like a colour photo (:func:`hsi.io.kind.colour_image_reason`) is warned
-    about (:class:`hsi.errors.NotHyperspectralWarning`).
+    about (:class:`hsi.errors.NotHyperspectralWarning`), and so are values said to be
+    reflectance that a small sample shows far above 1, or a file scale > 1 that multiplies them
+    to implausible levels (:func:`check_level`, :class:`hsi.errors.UnitsWarning`).
     ``meta`` carries ``units`` and ``fwhm`` as :func:`read_cube`'s does, except that no value is
     read ahead: float data that nothing declares has kind "unknown" here (``read_cube`` applies
     the range rule of :func:`hsi.io.units.infer_units` to the values it reads).
@@ -257,4 +264,47 @@ def open_cube(
         source.close()
         raise
     warn_if_not_hyperspectral(meta, shape[2], wavelengths, stacklevel=3)
-    return LazyCube(source, plan, shape, wavelengths, meta)
+    lazy = LazyCube(source, plan, shape, wavelengths, meta)
+    try:
+        check_level(lazy, source.scaling_origin or "the file's band scale")
+    except BaseException:
+        lazy.close()
+        raise
+    return lazy
+
+
+def sample_values(lazy: LazyCube) -> np.ndarray:
+    """The values (as read) of a few small windows spread over the cube: a cheap sample, not the whole cube."""
+    h, w = lazy.shape[:2]
+    rows, cols = min(SAMPLE_SIDE, h), min(SAMPLE_SIDE, w)
+    starts = [sorted({int((n - side) * (i + 0.5) / SAMPLE_GRID) for i in range(SAMPLE_GRID)})
+              for n, side in ((h, rows), (w, cols))]
+    blocks = [lazy.read_window(slice(r, r + rows), slice(c, c + cols)) for r in starts[0] for c in starts[1]]
+    return np.concatenate([b.reshape(-1) for b in blocks])
+
+
+def _claimed_reflectance(plan: ReadPlan) -> str | None:
+    """Who says the values are reflectance: the caller's ``units=``, else the file; None when nobody does."""
+    if plan.user_units is not None:
+        return "units='reflectance' was given" if plan.user_units == "reflectance" else None
+    declared = plan.declared_units or {}
+    if declared.get("kind") != "reflectance":
+        return None
+    return f"the file declares reflectance ({declared.get('note') or 'its header'})"
+
+
+def check_level(lazy: LazyCube, scaling_origin: str) -> None:
+    """Warn (:class:`~hsi.errors.UnitsWarning`) when a sample of the values does not fit what they are said to be.
+
+    Only where something is said: reflectance (declared by the file or ``units=``), or a file
+    scale > 1 that multiplies (HDF5 CF ``scale_factor``, GDAL band scale); then a few small
+    windows are read (:func:`sample_values`) and judged by :func:`hsi.io.units.level_problem`.
+    """
+    plan = lazy._plan
+    claimed = _claimed_reflectance(plan)
+    multiplier = None if plan.band_scale is None else float(np.max(plan.band_scale))
+    if claimed is None and not (multiplier is not None and multiplier > 1):
+        return
+    problem = level_problem(typical_level(sample_values(lazy)), claimed, multiplier, scaling_origin, plan.scale)
+    if problem is not None:
+        warnings.warn(f"{lazy._where()}: {problem}", UnitsWarning, stacklevel=3)

@@ -8,11 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from hsi.errors import BandMismatchError, CubeFormatError, DataQualityWarning, OptionError, WavelengthError
+from hsi.errors import (BandMismatchError, CubeFormatError, DataQualityWarning, OptionError, UnitsWarning,
+                        WavelengthError)
 from hsi.io.bands import band_order, check_count, to_nanometers
 from hsi.io.layout import detect_layout, parse_layout, to_hwc_axes
 from hsi.io.source import RawSource
-from hsi.io.units import apply_declaration, check_units_option, declared_units, file_declaration, infer_units
+from hsi.io.units import (apply_declaration, check_units_option, declared_units, file_declaration, infer_units,
+                          parse_units_text)
 
 
 @dataclass
@@ -105,29 +107,58 @@ def _wavelengths(source: RawSource, declared, n_bands: int, where: str):
         if cand is None:
             return None, None, None, None
         origin, raw, units = cand
-    nm, note, mult = to_nanometers(raw, units, where)
+    nm, note, mult = to_nanometers(raw, units, f"{where} ({origin})" if origin else where)
     return nm, (origin if nm is not None else None), note, mult
 
 
 def _check_scale(scale: object) -> None:
-    """``scale=`` must be True, False, None or a finite non-zero number (not a string such as "yes")."""
+    """``scale=`` must be True, False, None or a finite number > 0 (not a string such as "yes", nor -10000)."""
     if scale is None or isinstance(scale, bool):
         return
-    if not isinstance(scale, (int, float, np.integer, np.floating)) or not np.isfinite(scale) or scale == 0:
-        raise OptionError("scale", scale, "True (the file's scale factor), False (raw values) or a finite non-zero number")
+    if not isinstance(scale, (int, float, np.integer, np.floating)) or not np.isfinite(scale) or scale <= 0:
+        raise OptionError("scale", scale, "True (the file's scale factor), False (raw values) or a finite number > 0 "
+                                          "the values are divided by (e.g. 10000)")
 
 
 def _scale_factor(source: RawSource, scale: bool | float, where: str) -> float | None:
-    """The divisor to apply: the file's (``scale=True``), none (False) or the one given."""
+    """The divisor to apply: the file's (``scale=True``), none (False) or the one given.
+
+    The file's factor must be a finite number > 0 where it is applied: a negative one would flip
+    the sign of every value, and reading on with it would train on nonsense.
+    """
     if scale is True:
         factor = source.scale_factor
     elif scale is False or scale is None:
         factor = None
     else:
         factor = float(scale)
-    if factor is not None and (not np.isfinite(factor) or factor == 0):
-        raise CubeFormatError(f"{where}: scale factor {factor} cannot divide the data")
+    if factor is not None and not (np.isfinite(factor) and factor > 0):
+        origin = source.scale_factor_origin or "the file's reflectance scale factor"
+        raise CubeFormatError(f"{where}: {origin} is {factor:g}; expected a finite number > 0 (reflectance = stored "
+                              f"value / factor); read with scale=False (values as stored) or scale=N (--scale N) to "
+                              f"divide by N instead")
     return None if factor == 1.0 else factor
+
+
+def _check_declaration(source: RawSource, scale: bool | float, units: str | None, where: str) -> None:
+    """Refuse a file that declares radiance and a reflectance scale factor, where both would be used.
+
+    A reflectance scale factor says the values are reflectance x factor; a data-units text of
+    radiance says they are not reflectance. No reading of the values satisfies both, so the
+    caller says which is true: ``units=`` (with ``scale=N`` if the factor is not the divisor)
+    or ``scale=False``.
+    """
+    if scale is not True or units is not None or source.scale_factor is None:
+        return
+    if parse_units_text(source.data_units) != "radiance":
+        return
+    origin = source.scale_factor_origin or "the file's reflectance scale factor"
+    raise CubeFormatError(
+        f"{where}: {source.data_units_origin or 'the file'} says {source.data_units!r} (radiance) but "
+        f"{origin} is {source.scale_factor:g} (a divisor for reflectance); the file contradicts itself. Say what "
+        f"the values are: units='radiance' (--units radiance; add scale=1 / --scale 1 to keep them as stored "
+        f"instead of divided by {source.scale_factor:g}), or units='reflectance' (--units reflectance) if they are "
+        f"reflectance x {source.scale_factor:g}")
 
 
 def _band_scaling(source: RawSource, scale: bool | float, index: np.ndarray, n_bands: int,
@@ -173,22 +204,45 @@ def _bad_bands(source: RawSource, index: np.ndarray, n_bands: int, drop: bool,
 
 
 
-def _fwhm(source: RawSource, mult: float | None, index: np.ndarray, n_bands: int, where: str) -> list[float] | None:
-    """Band widths in nm in output band order, or None; a malformed or wrong-length fwhm warns and is dropped."""
+#: band widths (nm) below this are not those of an imaging spectrometer: widths in another unit than the wavelengths
+MIN_FWHM_NM = 0.1
+
+
+def implausible_fwhm(fwhm_nm: np.ndarray, wavelengths_nm: np.ndarray) -> str | None:
+    """Why band widths (nm) do not fit band centres (nm), or None: narrower than :data:`MIN_FWHM_NM`, or wider
+    than the whole wavelength range (widths in another unit than the wavelengths, e.g. µm beside nm)."""
+    lo, hi = float(np.min(fwhm_nm)), float(np.max(fwhm_nm))
+    span = float(np.max(wavelengths_nm) - np.min(wavelengths_nm))
+    shown = f"band widths {lo:.4g}-{hi:.4g} nm beside wavelengths {np.min(wavelengths_nm):.4g}-" \
+            f"{np.max(wavelengths_nm):.4g} nm"
+    if lo < MIN_FWHM_NM:
+        return f"{shown}: narrower than {MIN_FWHM_NM:g} nm; in another unit than the wavelengths (micrometres?)"
+    if wavelengths_nm.size > 1 and hi > span:
+        return f"{shown}: wider than the whole range ({span:.4g} nm); in another unit than the wavelengths?"
+    return None
+
+
+def _fwhm(source: RawSource, mult: float | None, index: np.ndarray, wl_nm: np.ndarray | None,
+          where: str) -> list[float] | None:
+    """Band widths in nm in output band order, or None; a malformed, wrong-length or implausible fwhm warns and is
+    dropped (implausible: :func:`implausible_fwhm`, a :class:`~hsi.errors.UnitsWarning`)."""
     if source.fwhm is None:
         return None
     values = np.asarray(source.fwhm, dtype=np.float64).ravel()
     good = np.isfinite(values) & (values > 0)
-    problem = None
-    if mult is None:
+    n_bands = 0 if wl_nm is None else wl_nm.size
+    problem, category = None, DataQualityWarning
+    if mult is None or wl_nm is None:
         problem = "no usable wavelengths, so its units are unknown"
     elif values.size != n_bands:
         problem = f"{values.size} values for {n_bands} bands; the counts must match"
     elif not good.all():
         bad = int(np.flatnonzero(~good)[0])
         problem = f"value {bad} is {float(values[bad])!r}; band widths must be finite and positive"
+    else:
+        problem, category = implausible_fwhm(values * mult, wl_nm), UnitsWarning
     if problem is not None:
-        warnings.warn(f"{where}: fwhm ignored ({problem})", DataQualityWarning, stacklevel=5)
+        warnings.warn(f"{where}: fwhm ignored ({problem})", category, stacklevel=5)
         return None
     return (values * mult)[index].tolist()
 
@@ -294,6 +348,7 @@ def build_plan(
     index, bbl, removed = _bad_bands(source, index, n_bands, drop_bad_bands, where)
     if expected_bands is not None and index.size != int(expected_bands):
         raise BandMismatchError(f"{where}: expected {int(expected_bands)} bands, found {index.size}")
+    _check_declaration(source, scale, units, where)
     factor = _scale_factor(source, scale, where)
     identity = index.size == n_bands and np.array_equal(index, np.arange(n_bands))
     band_scale, band_offset = _band_scaling(source, scale, index, n_bands, where)
@@ -302,6 +357,6 @@ def build_plan(
                     *(None if v is None else v.astype(np.float32) for v in (band_scale, band_offset)),
                     value_dtype=value_dtype, declared_units=file_units, user_units=units)
     meta = _meta(source, plan, shape, why, how, (wl_from, unit_note), bbl, removed, (band_scale, band_offset),
-                 _fwhm(source, mult, index, n_bands, where))
+                 _fwhm(source, mult, index, wl_nm, where))
     wavelengths = None if wl_nm is None else np.ascontiguousarray(wl_nm[index], dtype=np.float64)
     return plan, (h, w, int(index.size)), wavelengths, meta

@@ -45,7 +45,10 @@ class RawSource:
         must equal the band count.
     wavelength_candidates : ``(description, values, units)`` vectors found by name elsewhere
         in the file (``"variable 'wl'"``); used only when their length matches a band axis.
-    scale_factor : divisor of the whole cube (ENVI ``reflectance scale factor``), or None.
+    scale_factor : divisor of the whole cube (ENVI ``reflectance scale factor``), or None; kept as
+        the file says it (a value <= 0 or non-finite is refused when it would be applied).
+    scale_factor_origin : where ``scale_factor`` was found ("ENVI header x.hdr field 'reflectance
+        scale factor'"), for messages; None when the reader does not say.
     band_scale, band_offset : per-band ``value = raw * scale + offset`` (GDAL's band scale
         and offset, in file band order), or None; applied, like ``scale_factor``, only with
         ``read_cube(scale=True)``.
@@ -75,6 +78,7 @@ class RawSource:
     bbl: np.ndarray | None = None
     ignore_value: float | None = None
     scale_factor: float | None = None
+    scale_factor_origin: str | None = None
     band_scale: np.ndarray | None = None
     band_offset: np.ndarray | None = None
     data_units: str | None = None

@@ -13,7 +13,9 @@ with exactly the keys of :data:`UNIT_KEYS`:
 
 Declarations come from the file (:func:`file_declaration`: ENVI ``reflectance scale factor`` and
 ``data units``, GDAL band scale/offset and units, HDF5 attributes), from a registry scene or the
-caller (:func:`declared_units`, :func:`apply_declaration`). Nothing here reads a file.
+caller (:func:`declared_units`, :func:`apply_declaration`). :func:`level_problem` says when values
+said to be reflectance (or multiplied by a file's scale > 1) are implausibly large, from the
+:func:`typical_level` of a sample. Nothing here reads a file.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from hsi.errors import OptionError
 
 __all__ = ["FLOAT_NOTE", "INTEGER_NOTE", "REFLECTANCE_RANGE", "UNIT_KEYS", "UNIT_KINDS", "UNIT_SOURCES", "UnitKind",
            "UnitSource", "apply_declaration", "check_units", "check_units_option", "declared_units", "file_declaration",
-           "infer_units", "make_units", "parse_units_text"]
+           "infer_units", "level_problem", "make_units", "parse_units_text", "typical_level"]
 
 UnitKind = Literal["reflectance", "radiance", "unknown"]
 """What the values of a cube are."""
@@ -41,6 +43,10 @@ UNIT_SOURCES: tuple[str, ...] = typing.get_args(UnitSource)
 UNIT_KEYS: tuple[str, ...] = ("kind", "scale", "source", "note")
 #: undeclared float values whose finite values all lie in this closed range are taken as reflectance
 REFLECTANCE_RANGE: tuple[float, float] = (-0.5, 2.0)
+#: values said to be reflectance whose typical level (:func:`typical_level`) is above this are not 0-1 reflectance
+REFLECTANCE_LEVEL_MAX = 1.5
+#: a typical level above this, after a scale that multiplies, is no reflectance nor radiance in any usual unit
+MULTIPLIED_LEVEL_MAX = 1e5
 #: the notes of the undeclared rule's first two cases (:func:`infer_units`)
 INTEGER_NOTE = "integer values with no declared scale: kept as stored"
 FLOAT_NOTE = "float values within 0-1: taken as reflectance"
@@ -238,3 +244,45 @@ def apply_declaration(found: dict[str, Any], declared: dict[str, Any]) -> dict[s
     if declared["source"] == "user" and found.get("kind") != declared["kind"]:
         note = _join(note, f"the file gave {found.get('kind')} ({found.get('source')})")
     return make_units(declared["kind"], found.get("scale"), declared["source"], note)
+
+
+def typical_level(values: Any) -> float | None:
+    """The typical size of values: the median of their finite magnitudes, or None when none is finite."""
+    flat = np.abs(np.asarray(values, dtype=np.float64).ravel())
+    flat = flat[np.isfinite(flat)]
+    return None if flat.size == 0 else float(np.median(flat))
+
+
+def level_problem(level: float | None, reflectance: str | None, multiplier: float | None = None,
+                  multiplier_origin: str | None = None, divisor: float | None = None,
+                  advice: str = "read with scale={0} (--scale {0})") -> str | None:
+    """Why values of typical size ``level`` (after scaling) are not what they are said to be, or None.
+
+    Parameters
+    ----------
+    level : :func:`typical_level` of a sample of the values as read, or None (nothing to judge).
+    reflectance : who says the values are reflectance ("units='reflectance' was given"), or None.
+    multiplier, multiplier_origin : the largest scale the file's own scaling multiplied the stored
+        values by (HDF5 CF ``scale_factor``, GDAL band scale) and where it came from, or None.
+    divisor : the divisor already applied (``scale=``, a reflectance scale factor), or None.
+    advice : how to divide by a factor, ``{0}`` standing for it.
+
+    Two cases: a multiplier > 1 that made the values implausible (above
+    :data:`MULTIPLIED_LEVEL_MAX`, or above :data:`REFLECTANCE_LEVEL_MAX` when said to be
+    reflectance): the file most likely meant it as a divisor; and reflectance whose level is
+    above :data:`REFLECTANCE_LEVEL_MAX`: the power of ten that would bring it within 0-1 is
+    suggested as the divisor.
+    """
+    if level is None:
+        return None
+    if multiplier is not None and multiplier > 1 and (
+            level > MULTIPLIED_LEVEL_MAX or (reflectance is not None and level > REFLECTANCE_LEVEL_MAX)):
+        return (f"the scale {_fmt(multiplier)} of {multiplier_origin or 'the file'} multiplies the stored values "
+                f"(value = stored x scale + offset, the CF and GDAL convention), giving a typical value of {level:.3g}; "
+                f"if the file means value = stored / {_fmt(multiplier)}, {advice.format(_fmt(multiplier))}, which "
+                f"divides instead")
+    if reflectance is None or level <= REFLECTANCE_LEVEL_MAX:
+        return None
+    factor = 10.0 ** math.ceil(math.log10(level)) * (divisor or 1.0)
+    return (f"{reflectance}, but the values' typical level is {level:.4g} (median of a sample of pixels), far above "
+            f"reflectance (0-1); if they are reflectance x {_fmt(factor)}, {advice.format(_fmt(factor))}")

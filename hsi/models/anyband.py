@@ -24,6 +24,25 @@ from hsi.models.ssnet import SSNet
 __all__ = ["AnyBandNet", "band_quadrature"]
 
 
+def _check_centres(name: str, centres: np.ndarray) -> None:
+    """Refuse band centres that are not finite, positive (nm) and strictly increasing, naming the first bad one."""
+    shown = np.array2string(centres, threshold=12, precision=6)
+    if len(centres) == 0:
+        raise WavelengthError(f"{name}.set_bands: no band centre given; give one wavelength (nm) per band of the cube")
+    bad = np.flatnonzero(~np.isfinite(centres) | (centres <= 0))
+    if bad.size:
+        i = int(bad[0])
+        raise WavelengthError(f"{name}.set_bands: band centres must be finite wavelengths > 0 (nm); band {i} is "
+                              f"{centres[i]:g} in {shown}")
+    steps = np.flatnonzero(np.diff(centres) <= 0)
+    if steps.size:
+        i = int(steps[0]) + 1
+        what = "repeats" if centres[i] == centres[i - 1] else "is below"
+        raise WavelengthError(f"{name}.set_bands: band centres must be strictly increasing (one distinct wavelength "
+                              f"per band); band {i} ({centres[i]:g} nm) {what} band {i - 1} ({centres[i - 1]:g} nm) "
+                              f"in {shown}")
+
+
 def band_quadrature(centres: np.ndarray) -> np.ndarray:
     """Each band's share of the spectrum (nm): half the distance between its neighbours, a full gap at the ends."""
     order = np.argsort(centres)
@@ -179,16 +198,17 @@ class AnyBandNet(PatchClassifier):
         Raises
         ------
         WavelengthError
-            The network was built without wavelengths, or a band lies beyond the trained range
-            (by more than half the trained band spacing); the message gives both ranges.
+            The network was built without wavelengths; the centres are not finite, positive and strictly
+            increasing (a repeated centre reads as no band: the output would no longer depend on the cube);
+            or a band lies beyond the trained range (by more than half the trained band spacing): the message
+            gives both ranges.
         """
         name = type(self).__name__
         centres = np.asarray(wavelengths, dtype=np.float64).ravel()
         if self.wavelengths is None:
             raise WavelengthError(f"{name}: this network was trained without band wavelengths, so it reads only "
                                   f"its own {len(self.band_basis)} bands; train it on a cube with wavelengths")
-        if len(centres) == 0 or not np.isfinite(centres).all():
-            raise WavelengthError(f"{name}: the cube's band centres must be finite numbers (nm); got {centres.tolist()}")
+        _check_centres(name, centres)
         first, last = self.trained_range
         slack = 0.5 * (last - first) / max(len(self.wavelengths) - 1, 1)
         if centres.min() < first - slack or centres.max() > last + slack:

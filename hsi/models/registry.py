@@ -21,7 +21,9 @@ from hsi.errors import UnknownModelError  # noqa: F401 - re-exported
 __all__ = [
     "DEFAULT_MODEL",
     "UnknownModelError",
+    "build_error",
     "build_model",
+    "check_option_values",
     "get_model_class",
     "list_models",
     "model_options",
@@ -105,6 +107,54 @@ def build_model(
     if unknown:
         raise TypeError(f"build_model({name!r}): {unknown[0]!r}: {not_an_option(unknown[0], accepted, name)}")
     return cls(num_bands=num_bands, num_classes=num_classes, patch_size=patch_size, **kwargs)
+
+
+def build_error(name: str, num_bands: int, num_classes: int, patch_size: int, **options: object) -> str | None:
+    """Why model ``name`` cannot be built for ``(B, num_bands, patch_size, patch_size)`` input with ``options`` (its
+    constructor's one-line message), or None when it can.
+
+    The model is built and dropped, untrained, with torch's random state left as it was: a cheap
+    check of a scene's shape and the options before any fold or epoch runs.
+    """
+    import torch
+
+    from hsi.errors import HSIError
+
+    with torch.random.fork_rng(devices=[]):
+        try:
+            build_model(name, num_bands, num_classes, patch_size, **options)
+        except (HSIError, ValueError, TypeError) as err:
+            return " ".join(str(err).split())
+    return None
+
+
+def check_option_values(name: str, options: dict[str, object] | None, patch_size: int | None = None) -> None:
+    """Refuse, before any data is read, ``options`` that model ``name`` cannot be built with on any scene.
+
+    The model is built on a probe shape (32 bands or its minimum, 2 classes, ``patch_size`` or its recommended
+    one) first without ``options`` (when that fails the probe says nothing: the scene's own shape is judged
+    when it is known), then with them: what fails then is an option's value (``heads=0``, ``dim`` not a
+    multiple of ``heads``), refused in the constructor's words.
+
+    Raises
+    ------
+    OptionError
+        On ``model_options``, naming the options given and what the network said.
+    """
+    if not options or not isinstance(options, dict) or set(options) - set(model_options(name)):
+        return  # nothing to check, or what HSIClassifier's own check of the names refuses
+    from hsi.errors import OptionError
+
+    cls = get_model_class(name)
+    bands = max(int(getattr(cls, "MIN_NUM_BANDS", 1)), 32)
+    size = patch_size or recommended_patch_size(name) or max(int(getattr(cls, "MIN_PATCH_SIZE", 1)), 7)
+    size = int(size) + (1 - int(size) % 2)  # odd: every network takes an odd patch
+    if build_error(name, bands, 2, size) is not None:
+        return
+    found = build_error(name, bands, 2, size, **options)
+    if found is not None:
+        given = ", ".join(f"{k}={v!r}" for k, v in options.items())
+        raise OptionError("model_options", given, found)
 
 
 def model_options(name: str) -> list[str]:

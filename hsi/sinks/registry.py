@@ -16,6 +16,8 @@ neither torch nor the writers, so the choices cost nothing to list.
 from __future__ import annotations
 
 import abc
+import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +26,18 @@ from typing import Any, TypeVar
 import numpy as np
 
 from hsi._registry import add_unique
-from hsi.errors import OptionError
+from hsi.errors import OptionError, PluginError
 
-__all__ = ["DEFAULT_FORMATS", "FinishedMaps", "MapLayout", "Sink", "chosen_sinks", "get_sink",
-           "list_sinks", "probability_sinks", "register_sink", "unregister_sink", "wants_false_colour"]
+__all__ = ["DEFAULT_FORMATS", "RESERVED_NAMES", "FinishedMaps", "MapLayout", "Sink", "check_written", "chosen_sinks",
+           "declared_files", "describe_sink", "format_name", "get_sink", "list_sinks", "needed_bytes",
+           "probability_sinks", "register_sink", "unregister_sink", "wants_false_colour"]
 
 #: what ``hsi infer`` writes when ``--format`` is not given: every built-in sink
 DEFAULT_FORMATS: tuple[str, ...] = ("npy", "envi", "gtiff", "png")
+#: words that are no format's name: ``--format`` may one day give them a meaning of their own
+RESERVED_NAMES = frozenset({"all", "none", "default"})
+#: a format's name, as ``--format NAME`` takes it (compared in lower case)
+_NAME = re.compile(r"[a-z0-9][a-z0-9_-]*")
 
 _REGISTRY: dict[str, type[Sink]] = {}
 
@@ -143,15 +150,23 @@ class Sink(abc.ABC):
 
     @abc.abstractmethod
     def files(self, layout: MapLayout) -> tuple[str, ...]:
-        """The names of the files it writes into the output folder for maps of ``layout``."""
+        """The names of the files it writes into the output folder for maps of ``layout``.
+
+        Plain file names (no folder part, not hidden); :meth:`write` must write each of them and
+        nothing else (:func:`check_written`), except the run's own ``.npy`` maps, which it may list to keep.
+        """
 
     @abc.abstractmethod
     def bytes_needed(self, layout: MapLayout) -> int:
-        """Disk bytes it needs beyond the run's own maps (checked free before the tile pass)."""
+        """Disk bytes it needs beyond the run's own maps (checked free before the tile pass): an int >= 0."""
 
     @abc.abstractmethod
     def write(self, folder: Path, maps: FinishedMaps) -> None:
-        """Write its files into ``folder``, the staging folder (committed as a whole once every sink is done)."""
+        """Write its files into ``folder``, an empty folder of its own in the staging folder.
+
+        Its declared files are moved beside the run's maps once it is done (the whole committed
+        once every sink is done); a file it did not declare, or one it declared and did not write, is an error.
+        """
 
     def all_files(self) -> tuple[str, ...]:
         """Every file it may write: those of a run that keeps probabilities and false colour."""
@@ -162,17 +177,40 @@ _SinkT = TypeVar("_SinkT", bound=type[Sink])
 
 
 def register_sink(name: str) -> Callable[[_SinkT], _SinkT]:
-    """Class decorator: make ``cls`` the output format ``name`` (``--format name``).
+    """Class decorator: make ``cls`` the output format ``name`` (``--format name``, case-insensitive).
 
-    Raises ``ValueError`` if ``name`` is already taken by another class.
+    Raises
+    ------
+    TypeError
+        ``name`` is not a string (``@register_sink`` used without its name), or ``cls`` is not a :class:`Sink` subclass.
+    ValueError
+        ``name`` is not one word of letters, digits, ``-`` and ``_``, is one of
+        :data:`RESERVED_NAMES`, or is already taken by another class.
     """
-    key = name.lower()
+    key = _checked_name(name)
 
     def decorator(cls: _SinkT) -> _SinkT:
+        if not (isinstance(cls, type) and issubclass(cls, Sink)):
+            raise TypeError(f"register_sink({key!r}): {cls!r} is not a subclass of hsi.sinks.Sink")
         add_unique(_REGISTRY, key, cls, "register_sink")
         return cls
 
     return decorator
+
+
+def _checked_name(name: Any) -> str:
+    """``name`` in lower case, once it is a word ``--format`` can take and no reserved one."""
+    if not isinstance(name, str):
+        raise TypeError(f"register_sink: the format's name must be a string, got {name!r}; "
+                        f"write @register_sink(\"name\") above the class")
+    key = name.lower()
+    if not _NAME.fullmatch(key):
+        raise ValueError(f"register_sink: format name {name!r} is not one word of letters, digits, '-' and '_' "
+                         f"(it is given as --format NAME)")
+    if key in RESERVED_NAMES:
+        raise ValueError(f"register_sink: format name {name!r} is reserved ({', '.join(sorted(RESERVED_NAMES))}); "
+                         f"choose another name")
+    return key
 
 
 def unregister_sink(name: str) -> None:
@@ -216,3 +254,77 @@ def wants_false_colour(formats: Iterable[str]) -> bool:
     """Whether a sink of ``formats`` needs the false-colour bands kept by the tile pass."""
     return any(sink.wants_rgb for sink in chosen_sinks(formats))
 
+
+def format_name(sink: Sink) -> str:
+    """The name ``sink``'s class is registered under (the first, when it has several; its class name when none)."""
+    return next((name for name, cls in _REGISTRY.items() if cls is type(sink)), type(sink).__name__.lower())
+
+
+def describe_sink(sink: Sink) -> str:
+    """``output format 'name' (module.Class)``: how messages name a sink, a plug-in's included."""
+    cls = type(sink)
+    return f"output format {format_name(sink)!r} ({cls.__module__}.{cls.__qualname__})"
+
+
+def declared_files(sink: Sink, layout: MapLayout | None = None) -> tuple[str, ...]:
+    """``sink.files(layout)`` (``sink.all_files()`` when ``layout`` is None), checked before anything is written.
+
+    Raises
+    ------
+    PluginError
+        Not a tuple or list of strings, or a name that is not a plain file name inside the
+        output folder (a folder part such as ``../``, an absolute path, a hidden name).
+    """
+    method = "all_files()" if layout is None else "files(layout)"
+    names = sink.all_files() if layout is None else sink.files(layout)
+    if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+        raise PluginError(f"{describe_sink(sink)}: {method} returned {names!r}, expected a tuple of file names")
+    for name in names:
+        if not _plain(name):
+            raise PluginError(f"{describe_sink(sink)}: {method} declares {name!r}, expected a plain file name "
+                              f"inside the output folder (no folder part, not hidden)")
+    return tuple(names)
+
+
+def _plain(name: str) -> bool:
+    """Whether ``name`` is a file name of the folder itself: no folder part (``../``, ``/``), not hidden, not blank."""
+    return bool(name) and name == os.path.basename(name) and "\\" not in name and not name.startswith(".") \
+        and name == name.strip()
+
+
+def needed_bytes(sink: Sink, layout: MapLayout) -> int:
+    """``sink.bytes_needed(layout)``, checked: :class:`PluginError` unless a whole number >= 0."""
+    needed = sink.bytes_needed(layout)
+    if isinstance(needed, bool) or not isinstance(needed, (int, np.integer)) or needed < 0:
+        raise PluginError(f"{describe_sink(sink)}: bytes_needed returned {needed!r}, expected a whole number of "
+                          f"bytes >= 0")
+    return int(needed)
+
+
+def check_written(sink: Sink, folder: Path, declared: Iterable[str], provided: Iterable[str] = ()) -> list[str]:
+    """The files ``sink`` wrote into ``folder`` (its own), once they are exactly those it declared.
+
+    ``provided`` are declared names the run writes itself (its ``.npy`` maps), which the sink need not write.
+
+    Raises
+    ------
+    PluginError
+        A file (or folder) it wrote and did not declare, one of the run's own maps it wrote, or one
+        it declared and did not write.
+    """
+    declared, provided = list(declared), set(provided)
+    found = sorted(os.listdir(folder))
+    taken = [name for name in found if name in provided]
+    if taken:
+        raise PluginError(f"{describe_sink(sink)}: wrote {', '.join(map(repr, taken))}, which the run writes itself "
+                          f"(a format lists the run's maps to keep them, and does not write them)")
+    undeclared = [name for name in found if name not in declared]
+    if undeclared:
+        raise PluginError(f"{describe_sink(sink)}: wrote {', '.join(map(repr, undeclared))}, which its files() does "
+                          f"not declare (declared: {', '.join(map(repr, declared)) or 'none'}); a format writes "
+                          f"exactly the files it declares")
+    missing = [name for name in declared if name not in provided and not (folder / name).is_file()]
+    if missing:
+        raise PluginError(f"{describe_sink(sink)}: did not write {', '.join(map(repr, missing))}, which its files() "
+                          f"declares")
+    return found

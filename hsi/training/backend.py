@@ -26,12 +26,19 @@ __all__ = ["Fitted", "RunBackend", "Settings"]
 
 @dataclass
 class Settings:
-    """The settled arguments of a run: the DataModule's, the task's, the run options and any resume state."""
+    """The settled arguments of a run: the DataModule's, the task's, the run options and any resume state.
+
+    ``given_run`` names the run options given explicitly (those a resumed run restored
+    included), ``resumed`` says what a resumed run restored and overrode
+    (:func:`hsi.training.resume.restore_run`).
+    """
 
     data: dict[str, Any]
     model: dict[str, Any]
     run: Any
     resume: ResumeState | None
+    given_run: frozenset[str] = frozenset()
+    resumed: dict[str, Any] | None = None
 
 
 @dataclass

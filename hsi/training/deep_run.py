@@ -38,6 +38,7 @@ from hsi.training.outputs import final_path
 from hsi.training.progress import progress_setup
 from hsi.training.refit import refit_checkpoint
 from hsi.training.results import evaluate
+from hsi.training.resume import RunRecord
 from hsi.training.task import HSIClassifier
 
 __all__ = ["DeepBackend", "apply_recommended_patch_size", "apply_recommended_pca", "apply_recommended_scaling", "check_devices", "make_trainer"]
@@ -156,9 +157,26 @@ def make_loggers(kind: str, out: Path) -> list[Logger]:
     return loggers
 
 
-def make_trainer(run: Any, out: Path) -> tuple[L.Trainer, ModelCheckpoint, ModelCheckpoint]:
+class RunEarlyStopping(EarlyStopping):
+    """Early stopping whose patience is the run's: Lightning's restores the checkpoint's patience with its state, which
+    would undo a ``--patience`` given again on ``--resume``."""
+
+    @property
+    def state_key(self) -> str:
+        """Lightning's key of ``EarlyStopping``, so checkpoints of earlier releases restore into this one."""
+        return f"EarlyStopping{({'monitor': self.monitor, 'mode': self.mode})!r}"
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """The checkpoint's state (best score, epochs waited), this run's patience."""
+        patience = self.patience
+        super().load_state_dict(state_dict)
+        self.patience = patience
+
+
+def make_trainer(run: Any, out: Path, given: Any = ()) -> tuple[L.Trainer, ModelCheckpoint, ModelCheckpoint]:
     """The fitting trainer: early stopping on val OA, ``best.ckpt`` (carried over from a resumed run's folder,
-    :mod:`hsi.training.best_checkpoint`) and ``last.ckpt`` in ``out``, CSV logs."""
+    :mod:`hsi.training.best_checkpoint`) and ``last.ckpt`` in ``out``, the run's options in every checkpoint
+    (``given``: the names given explicitly, :class:`hsi.training.resume.RunRecord`), CSV logs."""
     best = BestCheckpoint(out, earlier=Path(run.resume).parent if run.resume else None)
     last = ModelCheckpoint(dirpath=out, filename="last", monitor=None, save_top_k=1, enable_version_counter=False)
     bar, progress_callbacks = progress_setup(run.progress)  # piped: one line per epoch, no bar
@@ -167,8 +185,8 @@ def make_trainer(run: Any, out: Path) -> tuple[L.Trainer, ModelCheckpoint, Model
         num_nodes=run.num_nodes,
         deterministic=True, logger=make_loggers(run.logger, out), enable_progress_bar=bar,
         enable_model_summary=False, log_every_n_steps=10, num_sanity_val_steps=0,
-        callbacks=[best, last, EarlyStopping(monitor="val_oa", mode="max", patience=run.patience),
-                   *progress_callbacks],
+        callbacks=[RunRecord(run, given), best, last,
+                   RunEarlyStopping(monitor="val_oa", mode="max", patience=run.patience), *progress_callbacks],
     )
     return trainer, best, last
 
@@ -226,7 +244,11 @@ class DeepBackend:
         self.notes: list[str] = []  # the recommendations applied, said by announce() once the data is set up
 
     def check(self, cfg: TrainConfig) -> None:
-        """Nothing to refuse: every run option applies to a network."""
+        """Every run option applies to a network; a ``model_options`` value it cannot be built with is refused now,
+        before the recommendations read the scene (:func:`hsi.models.registry.check_option_values`)."""
+        from hsi.models.registry import check_option_values
+
+        check_option_values(self.model, cfg.model.get("model_options"), cfg.data.get("patch_size"))
 
     def recommend(self, data: dict[str, Any]) -> dict[str, Any]:
         """``data`` with the registry's PCA, patch size and scaling for this network where they were not given."""
@@ -255,7 +277,7 @@ class DeepBackend:
         run = settings.run
         assert self.task is not None, "build() comes before fit()"
         self.announce()
-        trainer, best, last = make_trainer(run, out)
+        trainer, best, last = make_trainer(run, out, settings.given_run)
         fit_seconds = _fit(trainer, self.task, datamodule, run.resume, out / "last.ckpt")
         leave_process_group()  # evaluation below runs in rank 0 alone
         if not trainer.is_global_zero:

@@ -13,6 +13,9 @@ import numpy as np
 
 from hsi.errors import ShapeMismatchError
 
+#: why OA, AA and kappa are null in ``metrics.json`` (``"oa_reason"``) when no test pixel could be scored
+NOT_SCORED = "no test pixel of a class the model was trained on"
+
 
 def scores_from_confusion(confusion: np.ndarray) -> dict:
     """Overall accuracy, average accuracy, Cohen's kappa and per-class accuracy.
@@ -26,7 +29,8 @@ def scores_from_confusion(confusion: np.ndarray) -> dict:
     dict with ``oa`` (float), ``aa`` (mean recall over the classes that occur in
     the true labels, as ``balanced_accuracy_score``), ``kappa`` (float),
     ``per_class`` (list of K recalls; ``None`` for classes with no true pixel) and
-    ``support`` (list of K true-pixel counts).
+    ``support`` (list of K true-pixel counts). With no pixel counted, ``oa``, ``aa`` and
+    ``kappa`` are NaN (written to JSON as null with a reason: :func:`hsi._atomic.null_nonfinite`).
     """
     cm = np.asarray(confusion, dtype=np.float64)
     if cm.ndim != 2 or cm.shape[0] != cm.shape[1]:

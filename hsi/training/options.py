@@ -15,7 +15,11 @@ from hsi import _checks
 from hsi._checks import integer, logger_available, parse_devices, tensorboard_available
 from hsi._roles import check_declared
 
-__all__ = ["RunOptions", "parse_devices", "tensorboard_available"]
+__all__ = ["PER_INVOCATION", "RunOptions", "parse_devices", "tensorboard_available"]
+
+#: the options of one invocation of ``hsi train``, never restored by ``--resume`` (where this command writes and
+#: shows; a resumed run takes every other option from its checkpoint unless given again)
+PER_INVOCATION = ("out", "overwrite", "resume", "progress")
 
 
 @dataclass
@@ -53,7 +57,8 @@ class RunOptions:
     overwrite : bool
         Let a run replace the outputs of an earlier run in --out (files the package did not write are never touched).
     resume : str | None
-        Checkpoint to continue training from (e.g. <out>/last.ckpt); data and model settings come from it.
+        Checkpoint to continue training from (e.g. <out>/last.ckpt): the run continues with the data, model and
+        run settings it recorded (epochs, patience, ...); options given again override those that may change.
     progress : bool
         Show progress: the bar on a terminal, one line per epoch on stderr when piped.
     logger : Literal["csv", "tensorboard"]

@@ -14,7 +14,9 @@ Rules (the transaction itself is :func:`hsi.transaction.staged`, shared with ``h
   other file in the folder is left as it is;
 - a failed run removes its staging folder (and the folder it created); an interrupted one
   (Ctrl-C) commits only ``last.ckpt`` and ``logs/``, with ``run.json`` of status
-  ``interrupted``, for ``--resume``; a killed one leaves the folder as it was.
+  ``interrupted``, for ``--resume``; a killed one leaves the folder as it was, and the next
+  run beside it keeps the killed run's staging folder, when it holds a ``last.ckpt``, as
+  ``<name>.killed-<pid>`` and says how to continue it (:func:`hsi.transaction.keep_killed`).
 """
 
 from __future__ import annotations
@@ -130,4 +132,4 @@ def run_folder(out: str | None, overwrite: bool, *, scene: str, model: str, seed
         check_out(out, overwrite)
         target, created = Path(out), False
     return transaction.staged(target, manifest=RUN_MANIFEST, outputs=RUN_OUTPUTS, overwrite=overwrite,
-                              command=COMMAND, created=created, on_interrupt=keep_resumable)
+                              command=COMMAND, created=created, on_interrupt=keep_resumable, resumable="last.ckpt")

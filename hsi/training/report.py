@@ -181,7 +181,8 @@ def plot_curves(history: dict[int, dict[str, float]], path: str | Path, best_epo
 
 
 def format_summary(metrics: dict[str, Any]) -> str:
-    """The end-of-run table: per-class accuracy with support, then OA / AA / kappa."""
+    """The end-of-run table: per-class accuracy with support, then OA / AA / kappa (n/a, and why, when no test
+    pixel could be scored)."""
     names = metrics["class_names"]
     per_class = metrics["per_class"]
     support = metrics["support"]
@@ -193,6 +194,10 @@ def format_summary(metrics: dict[str, Any]) -> str:
         lines.append(f"{name:<{width}}  {support[name]:>8d}  {acc_txt:>8}")
     lines.append("-" * (width + 20))
     for key, label in (("oa", "OA"), ("aa", "AA")):
-        lines.append(f"{label:<{width}}  {'':>8}  {100 * metrics[key]:7.2f}%")
-    lines.append(f"{'kappa':<{width}}  {'':>8}  {metrics['kappa']:8.4f}")
+        value = metrics[key]
+        lines.append(f"{label:<{width}}  {'':>8}  " + ("     n/a" if value is None else f"{100 * value:7.2f}%"))
+    kappa = metrics["kappa"]
+    lines.append(f"{'kappa':<{width}}  {'':>8}  " + ("     n/a" if kappa is None else f"{kappa:8.4f}"))
+    if metrics.get("oa_reason"):
+        lines.append(f"OA, AA and kappa: n/a, {metrics['oa_reason']}")
     return "\n".join(lines)

@@ -21,10 +21,10 @@ import numpy as np
 import torch
 
 import hsi
-from hsi._atomic import atomic_path, write_json_atomic
+from hsi._atomic import atomic_path, null_nonfinite, write_json_atomic
 from hsi.data import HSIDataModule
 from hsi.data.checkpoint import read_checkpoint
-from hsi.training.metrics import scores_from_confusion
+from hsi.training.metrics import NOT_SCORED, scores_from_confusion
 from hsi.training.progress import epoch_number
 from hsi.training.scene_scores import scene_scores
 from hsi.training.unseen import score_seen, unseen_message
@@ -165,7 +165,8 @@ def write_figures(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule,
     """``confusion.png``, ``split.png`` and, when there are training logs, ``curves.png``."""
     from hsi.viz import plot_split
 
-    title = f"{metrics['scene']} / {metrics['model']}: test OA {100 * metrics['oa']:.1f}%"
+    oa = "n/a" if metrics["oa"] is None else f"{100 * metrics['oa']:.1f}%"
+    title = f"{metrics['scene']} / {metrics['model']}: test OA {oa}"
     plot_confusion(np.array(metrics["confusion"]), metrics["class_names"], out / "confusion.png", title=title)
     if (out / "logs").is_dir():
         plot_curves(read_epoch_history(out / "logs"), out / "curves.png", best_epoch=best_epoch)
@@ -179,7 +180,9 @@ def write_figures(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule,
 
 
 def finish(out: Path, metrics: dict[str, Any], datamodule: HSIDataModule, evaluation: Evaluation) -> dict[str, Any]:
-    """Write predictions, ``metrics.json`` and the figures; add the printed summary."""
+    """Write predictions, ``metrics.json`` (strict JSON: a score no pixel could give is null, with
+    ``<key>_reason`` beside it) and the figures; add the printed summary."""
+    metrics = null_nonfinite(metrics, NOT_SCORED)
     write_predictions(out, evaluation, metrics["class_names"])
     write_json_atomic(out / "metrics.json", metrics, indent=2)
     write_figures(out, metrics, datamodule, evaluation.best_epoch)
@@ -201,7 +204,9 @@ def write_reports(out: Path, settings: Any, datamodule: HSIDataModule, evaluatio
         "timing": {"fit_s": round(timing["fit_s"], 3), "test_s": round(evaluation.seconds, 3),
                    "total_s": round(time.perf_counter() - timing["started"], 3), **speeds(evaluation, facts, timing)},
         "config": {"data": jsonable(datamodule.data_arguments()), "model": jsonable(task_hparams),
-                   "run": settings.run.to_dict(), "resumed_from": settings.resume.path if settings.resume else None},
+                   "run": settings.run.to_dict(), "resumed_from": settings.resume.path if settings.resume else None,
+                   # a resumed run: the run options it took from the checkpoint and those given again
+                   "resume": getattr(settings, "resumed", None)},
     })
     return finish(out, metrics, datamodule, evaluation)
 

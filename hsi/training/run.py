@@ -36,7 +36,7 @@ from hsi.training.classical_run import ClassicalBackend
 from hsi.training.config import TrainConfig
 from hsi.training.deep_run import DeepBackend
 from hsi.training.outputs import run_folder
-from hsi.training.resume import load_resume_state, reconcile
+from hsi.training.resume import load_resume_state, reconcile, restore_run, resume_line
 from hsi.training.results import write_reports
 from hsi.transaction import Transaction
 
@@ -56,19 +56,22 @@ def backend_for(model: str) -> RunBackend:
 
 
 def settle(cfg: TrainConfig, backend: RunBackend | None = None) -> Settings:
-    """The run's arguments: the given ones (with the backend's recommendations), or the checkpoint's when resuming."""
+    """The run's arguments: the given ones (with the backend's recommendations), or, when resuming, the
+    checkpoint's (data, model and run options) with the ones given again on top, said in one line."""
     data, model, run = dict(cfg.data), dict(cfg.model), cfg.run
     if "seed" in cfg.given_run or not run.resume:
         data["seed"] = run.seed
-    state = None
-    if run.resume:
-        state = load_resume_state(run.resume)
-        data, model = reconcile(state, data, model)
-        model.pop("max_epochs", None)  # the schedule follows this run's --epochs
-        run = replace(run, seed=int(data.get("seed", run.seed)))
-    else:
+    if not run.resume:
         data = (backend or backend_for(cfg.model_name)).recommend(data)
-    return Settings(data, model, run, state)
+        return Settings(data, model, run, None, frozenset(cfg.given_run))
+    state = load_resume_state(run.resume)
+    data, model = reconcile(state, data, model)
+    model.pop("max_epochs", None)  # the schedule follows the run's epochs (restored, or given again)
+    run, resumed = restore_run(state, run, set(cfg.given_run))
+    run = replace(run, seed=int(data.get("seed", run.seed)))
+    log.warning(resume_line(resumed))
+    given = frozenset({*state.given_run, *cfg.given_run, *resumed["restored"]})
+    return Settings(data, model, run, state, given, resumed)
 
 
 def open_folder(settings: Settings, scene: str, model: str) -> AbstractContextManager[Transaction]:
@@ -91,11 +94,11 @@ def build_datamodule(settings: Settings) -> HSIDataModule:
 def run_training(cfg: TrainConfig) -> dict[str, Any]:
     """Train, test and report; returns the metrics written to ``metrics.json`` (empty on ranks other than 0)."""
     started = time.perf_counter()
-    if cfg.run.threads is not None:
-        torch.set_num_threads(cfg.run.threads)
     backend = backend_for(cfg.model_name)
     backend.check(cfg)
     settings = settle(cfg, backend)
+    if settings.run.threads is not None:  # a resumed run's own, unless given again
+        torch.set_num_threads(settings.run.threads)
     settings.model.setdefault("model", cfg.model_name)
     return run_backend(backend, settings, started)
 

@@ -14,19 +14,19 @@ from typing import Any
 
 import numpy as np
 
-from hsi.training.metrics import scores_from_confusion
+from hsi._atomic import null_nonfinite
+from hsi.training.metrics import NOT_SCORED, scores_from_confusion
 
 __all__ = ["scene_scores"]
-
-
-def _finite(value: float) -> float | None:
-    return None if value != value else float(value)  # NaN (no test pixel) -> null in JSON
 
 
 def scene_scores(y_true: np.ndarray, y_pred: np.ndarray, scene_index: np.ndarray, names: Sequence[str],
                  class_names: Sequence[str], scene_classes: dict[str, list[str]],
                  trained: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
     """``{scene: {oa, aa, kappa, per_class, pixels, unseen_pixels}}`` of 0-based test predictions.
+
+    A scene without a scored test pixel has ``oa``, ``aa`` and ``kappa`` None, each with a
+    ``<key>_reason`` saying why.
 
     Parameters
     ----------
@@ -55,7 +55,9 @@ def scene_scores(y_true: np.ndarray, y_pred: np.ndarray, scene_index: np.ndarray
         np.add.at(confusion, (np.asarray(y_true)[sel], np.asarray(y_pred)[sel]), 1)
         scores = scores_from_confusion(confusion)
         has = set(scene_classes.get(name, class_names)) & {c for c, ok in zip(class_names, seen) if ok}
-        out[name] = {"oa": _finite(scores["oa"]), "aa": _finite(scores["aa"]), "kappa": _finite(scores["kappa"]),
-                     "per_class": {c: v for c, v in zip(class_names, scores["per_class"]) if c in has},
-                     "pixels": int(sel.sum()), "unseen_pixels": int((in_scene & ~seen[true]).sum())}
+        # no scored test pixel in the scene: null, with "oa_reason" etc. saying why
+        out[name] = null_nonfinite({"oa": scores["oa"], "aa": scores["aa"], "kappa": scores["kappa"]},
+                                   f"{NOT_SCORED} in scene {name}")
+        out[name] |= {"per_class": {c: v for c, v in zip(class_names, scores["per_class"]) if c in has},
+                      "pixels": int(sel.sum()), "unseen_pixels": int((in_scene & ~seen[true]).sum())}
     return out

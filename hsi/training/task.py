@@ -25,6 +25,7 @@ from hsi._roles import Role, check_declared, roles
 from hsi.data.build import IGNORE_INDEX  # unlabeled pixels: never in the loss or the metrics
 from hsi.errors import NonFiniteLossError, OptionError
 from hsi.models import DEFAULT_MODEL, build_model, channels_last_weights, list_models
+from hsi.models.registry import check_option_values
 from hsi.models.registry import get_model_class, model_options
 from hsi.training.metrics import scores_from_confusion
 
@@ -130,6 +131,8 @@ class HSIClassifier(L.LightningModule):
         self._trained_lr: float | None = None
         if num_bands is not None and num_classes is not None and patch_size is not None:
             self._build()
+        else:  # built in setup(), once the data is read: a bad option value is refused now, not after that
+            check_option_values(model, model_options, patch_size)
 
     # ---------------------------------------------------------------- building
     def _build(self) -> None:

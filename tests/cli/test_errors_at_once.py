@@ -62,6 +62,8 @@ OPTION_ERRORS = {
     "evaluate-seeds": (["evaluate", "--seeds", "1", "1"], "error: --seeds: [1, 1]: one or more distinct integers"),
     "evaluate-patch-size": (["evaluate", "--patch-size", "2"], "error: --patch-size: 2: an odd integer"),
     "evaluate-folds": (["evaluate", "--folds", "1"], "error: --folds: 1: an integer >= 2"),
+    "evaluate-unknown-model": (["evaluate", "--models", "svm", "nosuch"],
+                               "error: --models: nosuch: default, all or one of anyband, "),
     "infer-tile": (["infer", "--checkpoint", "m.ckpt", "--out", "o", "--tile", "0"], "error: --tile: 0: an integer >= 1"),
     "infer-overlap": (["infer", "--checkpoint", "m.ckpt", "--out", "o", "--tile", "64", "--overlap", "64"],
                       "error: --overlap: 64: an integer in [0, tile) with tile=64"),

@@ -35,6 +35,11 @@ BAD_VALUES = [
     (["--scene", "synthetic", "--scene-options", "heigth=30"], "--scene-options"),
     (["--layout", "XYZ"], "--layout"),
     (["--config", "missing.yaml"], "--config"),
+    (["--no-augment", "--spectral-noise", "0.05"], "--spectral-noise"),
+    (["--spectral-scale", "0.1", "--no-augment"], "--spectral-scale"),
+    (["--model", "ssftt", "--model-options", "heads=0"], "--model-options: heads=0: SSFTT: heads must be >= 1"),
+    (["--model", "ssftt", "--model-options", "dim=60"], "--model-options: dim=60: SSFTT: dim must be a multiple"),
+    (["--model", "spectralformer", "--model-options", "head_dim=0"], "--model-options: head_dim=0: "),
 ]
 
 

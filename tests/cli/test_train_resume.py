@@ -120,3 +120,71 @@ def test_an_interrupted_run_in_this_process_gives_ctrl_c_back(tiny, tmp_path, hs
     status, _, err = hsi_main(["train", *tiny, "--epochs", "2", "--out", str(tmp_path / "r")], tmp_path)
     assert status == 130 and "training stopped after epoch 1 " in err
     assert signal.getsignal(signal.SIGINT) is handler  # Lightning had set it to be ignored
+
+
+#: a run that did not use the defaults: a network that reads patches (so augmentation matters), short patience,
+#: other lr and batch size
+OWN = ["--epochs", str(EPOCHS), "--patience", "2", "--lr", "0.003", "--batch-size", "16"]
+
+
+def _own_options(tiny: list[str]) -> list[str]:
+    at = tiny.index("--model")
+    return [*tiny[:at], "--model", "cnn2d", *tiny[at + 2:], *OWN]
+
+
+@pytest.fixture(scope="module")
+def own_uninterrupted(tmp_path_factory, tiny, hsi_subprocess):
+    """The non-default run, not stopped."""
+    work = tmp_path_factory.mktemp("own")
+    proc = hsi_subprocess(["train", *_own_options(tiny), "--out", str(work / "run")], work)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return work / "run"
+
+
+def _interrupted(moment: str, options: list[str], out, cwd) -> None:
+    proc = subprocess.run([sys.executable, "-c", INTERRUPTER, moment, "train", *options, "--out", str(out)], cwd=cwd,
+                          env=child_env(), capture_output=True, text=True, timeout=CHILD_TIMEOUT)
+    assert proc.returncode == 130, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("moment", sorted(FINISHED))
+def test_resume_alone_continues_the_run_with_its_own_options(moment, own_uninterrupted, tiny, tmp_path, hsi_main,
+                                                             caplog):
+    """``--resume`` alone: the interrupted run's epochs, patience, lr and batch size, not the defaults, and the same
+    epochs, best checkpoint and metrics as the run nobody stopped."""
+    out = tmp_path / "stopped"
+    _interrupted(moment, _own_options(tiny), out, tmp_path)
+    status, _, err = hsi_main(["train", "--resume", str(out / "last.ckpt"), "--out", str(tmp_path / "resumed")],
+                              tmp_path)
+    assert status == 0, err
+    assert f"continuing its run with its own options (epochs={EPOCHS}, patience=2, refit=True, " in caplog.text
+    metrics = json.loads((tmp_path / "resumed" / "metrics.json").read_text())
+    config = metrics["config"]
+    assert (config["run"]["epochs"], config["run"]["patience"]) == (EPOCHS, 2)
+    assert config["model"]["lr"] == 0.003 and config["model"]["model"] == "cnn2d" and config["data"]["batch_size"] == 16
+    assert config["resume"]["restored"]["epochs"] == EPOCHS and config["resume"]["overridden"] == {}
+    assert config["resume"]["recorded"] is True
+    reference = json.loads((own_uninterrupted / "metrics.json").read_text())
+    assert metrics["start_epoch"] == FINISHED[moment] + 1 and metrics["epochs_trained"] == reference["epochs_trained"]
+    whole, resumed = _history(own_uninterrupted), _history(tmp_path / "resumed")
+    for epoch, logged in resumed.items():  # augmentation and dropout of each epoch as in the run nobody stopped
+        assert logged == pytest.approx(whole[epoch], rel=1e-5), epoch
+    assert metrics["best_epoch"] == reference["best_epoch"]
+    assert metrics["best_val_oa"] == pytest.approx(reference["best_val_oa"])
+    assert metrics["oa"] == pytest.approx(reference["oa"]) and metrics["kappa"] == pytest.approx(reference["kappa"])
+
+
+def test_options_given_again_override_the_checkpoints_and_the_run_says_which(tiny, tmp_path, hsi_main, caplog):
+    out = tmp_path / "stopped"
+    _interrupted("between_epochs", _own_options(tiny), out, tmp_path)
+    status, _, err = hsi_main(["train", "--resume", str(out / "last.ckpt"), "--epochs", str(EPOCHS + 1),
+                               "--patience", "2", "--out", str(tmp_path / "resumed")], tmp_path)
+    assert status == 0, err
+    line = [r.getMessage() for r in caplog.records if r.getMessage().startswith("resume: ")]
+    assert len(line) == 1 and f"given again, overriding it: epochs={EPOCHS + 1} (it had {EPOCHS})" in line[0]
+    assert "patience=2 (it had" not in line[0]  # given again with the checkpoint's value: nothing overridden
+    metrics = json.loads((tmp_path / "resumed" / "metrics.json").read_text())
+    assert metrics["config"]["run"]["epochs"] == EPOCHS + 1 and metrics["config"]["run"]["patience"] == 2
+    assert metrics["config"]["resume"]["overridden"] == {"epochs": {"checkpoint": EPOCHS, "given": EPOCHS + 1}}
+    assert metrics["start_epoch"] == FINISHED["between_epochs"] + 1
+    assert metrics["epochs_trained"] <= EPOCHS + 1 and sorted(_history(tmp_path / "resumed"))[0] == 3

@@ -13,16 +13,16 @@ import pytest
 from hsi.transaction import read_manifest, verify_manifest
 from tests.helpers import CHILD_TIMEOUT, child_env
 
-#: the child: signals itself at one moment (SIGINT at the start of epoch 1, or SIGKILL in the commit)
+#: the child: signals itself at one moment (SIGINT or SIGKILL at the start of epoch 1, or SIGKILL in the commit)
 SIGNALLER = textwrap.dedent("""
     import os, signal, sys
     moment, argv = sys.argv[1], sys.argv[2:]
-    if moment == "epoch1":
+    if moment in ("epoch1", "kill-epoch1"):
         from hsi.training.task import HSIClassifier
 
         def on_train_epoch_start(self):
             if self.current_epoch == 1:
-                os.kill(os.getpid(), signal.SIGINT)
+                os.kill(os.getpid(), signal.SIGINT if moment == "epoch1" else signal.SIGKILL)
         HSIClassifier.on_train_epoch_start = on_train_epoch_start
     else:
         from hsi import transaction
@@ -82,3 +82,21 @@ def test_ctrl_c_keeps_a_resumable_last_ckpt_and_no_report(old_run, tmp_path, tin
     metrics = json.loads((tmp_path / "resumed" / "metrics.json").read_text())
     assert metrics["start_epoch"] >= 1 and metrics["config"]["resumed_from"] == str(last)
     assert metrics["best_checkpoint"] == str(tmp_path / "resumed" / "best.ckpt")  # the committed path, not the staging one
+
+
+def test_a_rerun_after_sigkill_keeps_the_killed_runs_state_for_resume(tmp_path, tiny, hsi_main, caplog):
+    """The killed run's staging folder holds its last finished epoch: the next run beside it keeps it aside and says
+    how to continue it, instead of deleting it."""
+    out = tmp_path / "run"
+    args = ["train", *tiny, "--epochs", "3", "--out", str(out)]
+    proc = run_child("kill-epoch1", args, tmp_path)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    pid = int(staging_left(tmp_path)[0].rsplit("-", 1)[1])
+    status, _, err = hsi_main(["train", *tiny, "--epochs", "1", "--out", str(tmp_path / "other")], tmp_path)
+    assert status == 0, err
+    kept = tmp_path / f"run.killed-{pid}"
+    assert f"continue with --resume {kept / 'last.ckpt'}" in caplog.text and staging_left(tmp_path) == []
+    status, _, err = hsi_main(["train", "--resume", str(kept / "last.ckpt"), "--out", str(out)], tmp_path)
+    assert status == 0, err
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["start_epoch"] == 2 and metrics["config"]["run"]["epochs"] == 3

@@ -25,7 +25,7 @@ def mat_files(tmp_path, small_scene):
 def test_files_source_renumbers_labels_and_has_file_identity(mat_files, small_scene):
     spec = SourceSpec(cube_path=str(mat_files / "cube.mat"), labels_path=str(mat_files / "gt.mat"))
     ident = spec.identity()
-    assert ident["kind"] == "files" and len(ident["cube"]["sha256"]) == 64 and ident["labels"]["size"] > 0
+    assert ident["kind"] == "files" and len(ident["cube"][0]["sha256"]) == 64 and ident["labels"][0]["size"] > 0
     src = load_source(spec)
     assert src.name == "cube" and src.cube.shape == (48, 48, 20) and src.cube.dtype == np.float32
     assert src.label_values == [11, 21, 31, 41, 51]

@@ -38,3 +38,20 @@ def test_spectral_noise_adds_one_offset_per_band_and_is_seeded():
 
 def test_validation_batches_are_never_augmented():
     torch.testing.assert_close(_batch("val", spectral_scale=0.3, spectral_noise=0.1), _batch("val"))
+
+
+def test_a_strength_with_augment_off_is_refused_by_the_datamodule():
+    import pytest
+
+    from hsi.data import HSIDataModule
+    from hsi.errors import OptionError
+
+    with pytest.raises(OptionError, match=r"spectral_noise: 0\.05: 0 or unset with augment off .*no effect"):
+        HSIDataModule(scene="synthetic", scene_options=SCENE, augment=False, spectral_noise=0.05)
+    with pytest.raises(OptionError, match=r"spectral_scale: 0\.2: 0 or unset with augment off"):
+        HSIDataModule(scene="synthetic", scene_options=SCENE, augment=False, spectral_scale=0.2)
+    off = HSIDataModule(scenes=[{"name": "a", "scene": "synthetic", "scene_options": SCENE},
+                                {"name": "b", "scene": "synthetic", "scene_options": {**SCENE, "seed": 2}}],
+                        augment=False, spectral_noise=0.0)
+    # a collection's defaults (0.1, 0.05) are recorded as 0 when nothing is augmented: what runs is what is recorded
+    assert (off.hparams.spectral_scale, off.hparams.spectral_noise) == (0.0, 0.0)

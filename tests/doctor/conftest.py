@@ -40,6 +40,9 @@ class BrokenLoaders:
     def test_dataloader(self):
         return self._wrap(self._dm.test_dataloader())
 
+    def fixed_dataloader(self, split: str):
+        return self._wrap(self._dm.fixed_dataloader(split))
+
 
 @pytest.fixture(scope="module")
 def tiny_dm() -> HSIDataModule:

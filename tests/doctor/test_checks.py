@@ -50,6 +50,19 @@ def test_spectra_pass_then_fail_on_reversed_and_shuffled_bands(tiny_dm, tmp_path
     assert not shuffled.passed and "jump(s) between neighbouring bands" in shuffled.format()
 
 
+def test_spectra_pass_with_spectral_augmentation_then_fail_on_reversed_bands():
+    """Issue: brightness and noise augmentation (a collection's default) moved the batches' class means off the
+    reference, so an untouched pipeline failed; the batches are read with augmentation off."""
+    dm = tiny_datamodule(spectral_scale=0.1, spectral_noise=0.05)
+    assert dm.train_dataset.parts[0].augment.spectral  # the training loader's batches are brightened and noised
+    good = check_spectra(dm)
+    assert good.passed, good.format()
+    assert good.values["error"] < 1e-6
+    assert "training adds brightness x U(1 +- 0.1) and per-band noise sigma 0.05" in good.format()
+    reversed_ = check_spectra(BrokenLoaders(dm, lambda x, y: (x.flip(1), y)))
+    assert not reversed_.passed and "the band axis is reversed" in reversed_.format()
+
+
 class _PermutedLabels:
     """A training dataset whose labels were gathered in another order than its patches."""
 

@@ -80,3 +80,55 @@ def test_doctor_without_a_model_checks_the_patches_of_train_without_one(tmp_path
     assert main(["doctor", *data, "--out", str(tmp_path), "--checks", "batches", "inference"]) == 0
     out = capsys.readouterr().out
     assert "expected (B, 24, 7, 7)" in out and "PASS inference" in out
+
+
+def _collection(folder, **faults):
+    """The collection tests' three scenes (``north``, ``south``, ``west``) written into ``folder``; ``faults`` maps
+    ``"north_cube"`` / ``"north_labels"`` to a function applied to that array before it is written."""
+    import numpy as np
+    from scipy.io import savemat
+
+    from hsi.io.writers.hdf5 import write_h5
+    from hsi.scenes.synthetic import make_synthetic_scene
+    from tests.collection.data import make_files
+
+    files = make_files(folder)
+    if faults:
+        north = make_synthetic_scene(height=32, width=32, bands=16, n_classes=3, seed=1)  # as make_files writes it
+        cube = faults.get("north_cube", lambda a: a)(north.cube.data)
+        labels = faults.get("north_labels", lambda a: a)(north.labels)
+        write_h5(folder / "north.h5", np.ascontiguousarray(cube), wavelengths=np.linspace(400, 2500, 16),
+                 overwrite=True)
+        savemat(folder / "north_gt.mat", {"gt": np.ascontiguousarray(labels).astype(np.uint8)})
+    return files["block"]
+
+
+def _doctor_scenes(collection, out, *checks):
+    return main(["doctor", "--scenes", str(collection), "--patch-size", "5", "--block-size", "8", "--out", str(out),
+                 "--checks", *checks])
+
+
+def test_an_untouched_three_scene_collection_passes(tmp_path, capsys):
+    """Issue: every scene's spectra check failed once a collection's default brightness/noise augmentation was on."""
+    collection = _collection(tmp_path / "c")
+    assert _doctor_scenes(collection, tmp_path / "o", "batches", "spectra", "normalization") == 0
+    text = capsys.readouterr().out
+    assert text.count("PASS spectra") == 3 and "FAIL" not in text and "UNDECIDED" not in text
+    assert "training adds brightness x U(1 +- 0.1) and per-band noise sigma 0.05" in text
+    assert "10 of 10 checks passed" in text
+
+
+def test_a_collection_with_one_scene_s_bands_reversed_fails(tmp_path, capsys):
+    collection = _collection(tmp_path / "c", north_cube=lambda cube: cube[..., ::-1])
+    assert _doctor_scenes(collection, tmp_path / "o", "spectra") == 1
+    text = capsys.readouterr().out
+    assert text.count("PASS spectra") == 2 and "FAILED: north/spectra" in text
+    assert "the band axis is reversed against the wavelengths" in text
+
+
+def test_a_collection_with_one_label_map_transposed_fails(tmp_path, capsys):
+    """Issue: a transposed ``north`` map and the intact one were both UNDECIDED with the same words."""
+    collection = _collection(tmp_path / "c", north_labels=lambda labels: labels.T)
+    assert _doctor_scenes(collection, tmp_path / "o", "overfit") == 1
+    text = capsys.readouterr().out
+    assert "FAILED: north/overfit" in text and "the labels fit the cube better transposed (" in text

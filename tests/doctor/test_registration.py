@@ -30,7 +30,28 @@ def test_a_transposed_map_in_a_small_square_scene_is_undecided_not_passed():
     cube, labels = _scene(SMALL)
     evidence, problems, undecided = registration_problems(check_registration(cube, labels.T.copy(), seed=0))
     assert problems == []
-    assert len(undecided) == 1 and undecided[0].startswith("whether the label map is transposed: it scores alike")
+    assert len(undecided) == 1 and undecided[0].startswith("whether the label map is transposed: the map scores +")
+    assert "leans towards a transposed map" in undecided[0]
+    assert "this check cannot see a transposed map in this scene" in undecided[0]
+
+
+def test_an_undecided_transposed_map_does_not_read_like_the_correct_one():
+    """Issue: both were UNDECIDED with the same words; the line says which way the evidence leans."""
+    cube, labels = _scene(SMALL)
+    _, _, transposed = registration_problems(check_registration(cube, labels.T.copy(), seed=0))
+    _, problems, correct = registration_problems(check_registration(cube, labels, seed=0))
+    assert problems == [] and len(correct) == 1 and "leans towards the map as given" in correct[0]
+    assert "leans towards a transposed map" not in correct[0] and correct != transposed
+
+
+def test_a_transposed_map_on_a_32_pixel_scene_of_three_classes_is_caught():
+    """The collection tests' ``north`` scene: one 2-fold split left its orientation undecided both ways up."""
+    cube, labels = _scene(dict(height=32, width=32, bands=16, n_classes=3, seed=1))
+    _, problems, undecided = registration_problems(check_registration(cube, labels, seed=0))
+    assert problems == [] and undecided == []
+    _, problems, undecided = registration_problems(check_registration(cube, labels.T.copy(), seed=0))
+    assert len(problems) == 1 and problems[0].startswith("the labels fit the cube better transposed (")
+    assert undecided == []
 
 
 def test_a_correct_map_whose_orientation_shows_is_decided():

@@ -64,7 +64,7 @@ def test_another_scene_at_the_cubes_path_runs_every_fold_again(evaluated, tmp_pa
     from hsi._identity import file_identity
 
     record = json.loads((folder / "runs" / "svm" / "seed0" / "fold1" / "evaluate-fold.json").read_text())
-    assert record["inputs"]["cube"]["sha256"] == file_identity(tmp_path / "cube.h5")["sha256"]
+    assert record["inputs"]["cube"][0]["sha256"] == file_identity(tmp_path / "cube.h5")["sha256"]
     status, _, err = again()
     assert err.count("(reused)") == 3
 

@@ -130,3 +130,36 @@ def test_an_anyband_network_built_without_wavelengths_has_its_cube_resampled(tmp
     result, manifest = _infer(path, apply_response(scene.cube.data, response_matrix(scene.cube.wavelengths, finer)),
                               finer, tmp_path / "map")
     assert manifest["bands"]["method"] in ("subset", "linear", "gaussian") and result.bands_note is None
+
+
+def test_a_cube_without_wavelengths_is_refused_by_a_network_that_reads_them(anyband_ckpt, tmp_path):
+    from hsi.errors import WavelengthError
+    from hsi.infer import infer_scene
+    from hsi.scenes.synthetic import make_synthetic_scene
+
+    path, _ = anyband_ckpt
+    cube = make_synthetic_scene(**SCENE).cube.data  # its 10 bands, as an array: no wavelengths
+    with pytest.raises(WavelengthError, match=r"cube .* has no band wavelengths, but checkpoint .* \(AnyBandNet, "
+                                              r"trained on 10 bands at 400-2500 nm\) reads each band with its "
+                                              r"wavelength: give the cube's band centres"):
+        infer_scene(path, np.ascontiguousarray(cube, dtype=np.float32), out=tmp_path / "map", **FAST)
+    assert not (tmp_path / "map").exists()
+
+
+def test_a_cube_without_wavelengths_is_read_on_a_fixed_band_checkpoints_bands_with_a_warning(tmp_path):
+    from hsi.errors import AssumedBandsWarning
+    from hsi.infer import infer_scene
+    from hsi.scenes.synthetic import make_synthetic_scene
+
+    path = train_checkpoint(tmp_path / "fixed.ckpt", "spectral1d", patch_size=5)
+    scene = make_synthetic_scene(**SCENE)
+    with pytest.warns(AssumedBandsWarning, match=r"has no band wavelengths: its 10 bands are assumed to be checkpoint "
+                                                 r".*'s \(10 bands at 400-2500 nm\)"):
+        assumed = infer_scene(path, np.ascontiguousarray(scene.cube.data, dtype=np.float32), **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", AssumedBandsWarning)  # with its wavelengths: nothing assumed, no warning
+        from hsi.io import Cube
+
+        given = infer_scene(path, Cube(np.ascontiguousarray(scene.cube.data, dtype=np.float32),
+                                       scene.cube.wavelengths, {"source": "new"}), **FAST)
+    assert np.array_equal(assumed.labels, given.labels)

@@ -3,6 +3,8 @@ edge-strip padding, labels and confidence from logits, windows copied into the b
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -416,6 +418,7 @@ def test_the_tile_pass_keeps_the_false_colour_bands_of_the_preview_pixels_only(p
 
     def capture(bands, path=None, *, title=None, georef=None, shape=None):
         drawn["bands"], drawn["shape"] = np.array(bands), shape
+        Path(path).write_bytes(b"")  # the png format must write every file it declares
 
     monkeypatch.setattr("hsi.viz.plot_false_color", capture)
     cube = _cube()

@@ -55,6 +55,20 @@ def test_bands_beyond_the_trained_range_are_refused_naming_both_ranges():
     model.set_bands(np.array([416.0, 1000.0, 2404.0]))  # within half a trained band spacing: read
 
 
+@pytest.mark.parametrize(("centres", "message"), [
+    ([700.0] * 8, r"strictly increasing .* band 1 \(700 nm\) repeats band 0 \(700 nm\)"),
+    ([500.0, 900.0, 800.0, 1200.0], r"strictly increasing .* band 2 \(800 nm\) is below band 1 \(900 nm\)"),
+    ([500.0, float("nan"), 900.0], r"finite wavelengths > 0 \(nm\); band 1 is nan"),
+    ([-5.0, 500.0, 900.0], r"finite wavelengths > 0 \(nm\); band 0 is -5"),
+    ([], r"no band centre given"),
+])
+def test_band_centres_that_are_not_distinct_increasing_wavelengths_are_refused(centres, message):
+    model = net()
+    with pytest.raises(WavelengthError, match=r"AnyBandNet\.set_bands: .*" + message):
+        model.set_bands(centres)
+    assert model.num_bands == TRAINED.size  # the band set it had is kept
+
+
 def test_a_cube_of_another_band_count_is_refused_until_its_bands_are_given():
     model = net()
     with pytest.raises(ShapeMismatchError, match="set_bands"):

@@ -108,3 +108,36 @@ def test_wavelength_models_are_the_registered_networks_that_read_band_wavelength
 
     assert "tiny_reader" in registry.wavelength_models()
     assert registry.wavelength_models() == sorted(registry.wavelength_models())
+
+
+def test_build_error_says_why_a_shape_cannot_be_built_and_leaves_the_random_state():
+    import torch
+
+    torch.manual_seed(7)
+    before = torch.get_rng_state()
+    assert "num_bands" in registry.build_error("hybridsn", 12, 4, 25) and "13" in registry.build_error("hybridsn", 12, 4, 25)
+    assert registry.build_error("hybridsn", 16, 4, 25) is None
+    assert torch.equal(torch.get_rng_state(), before)  # a check does not move the seeded initialisation
+
+
+@pytest.mark.parametrize(("model", "options", "message"), [
+    ("ssftt", {"heads": 0}, "heads=0': SSFTT: heads must be >= 1; got 0"),
+    ("ssftt", {"dim": 60, "heads": 8}, "dim=60, heads=8': SSFTT: dim must be a multiple of heads"),
+    ("spectralformer", {"heads": 0}, "heads=0': SpectralFormer: heads must be"),
+    ("spectralformer", {"head_dim": 0}, "head_dim=0': SpectralFormer: head_dim must be"),
+])
+def test_option_values_a_network_cannot_be_built_with_are_refused_before_any_data(model, options, message):
+    from hsi.errors import OptionError
+
+    with pytest.raises(OptionError, match="model_options: '" + message):
+        registry.check_option_values(model, options)
+    registry.check_option_values(model, {"depth": 2})  # a good value passes
+    registry.check_option_values(model, {"nosuch": 1})  # unknown names are HSIClassifier's check, named there
+
+
+def test_hsiclassifier_refuses_a_bad_option_value_before_the_data_shape_is_known():
+    from hsi.errors import OptionError
+    from hsi.training import HSIClassifier
+
+    with pytest.raises(OptionError, match=r"model_options: 'heads=0': SSFTT: heads must be >= 1"):
+        HSIClassifier(model="ssftt", model_options={"heads": 0})

@@ -280,7 +280,6 @@ def test_http_download_is_verified_placed_and_shows_its_progress(http_folder, tm
     import pooch
 
     import hsi._progress
-    import hsi.scenes.files as files
 
     monkeypatch.setattr(hsi._progress, "is_terminal", lambda stream=None: terminal)  # tqdm bar, or progress lines
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import io
 import json
 
@@ -109,3 +110,118 @@ def test_each_builtin_sink_lists_the_files_of_its_layout(probabilities, rgb):
     assert files["gtiff"] == {"labels.tif", "labels.tif.aux.xml", "confidence.tif"} | (
         {"probabilities.tif"} if probabilities else set())
     assert files["png"] == {"map.png", "confidence.png"} | ({"false_color.png"} if rgb else set())
+
+
+# -- the sink contract, checked where the package calls a sink ----------------------------------------------------
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("", "format name '' is not one word"),
+    ("two words", "format name 'two words' is not one word"),
+    ("../up", "format name '../up' is not one word"),
+    ("-x", "format name '-x' is not one word"),
+    ("all", "format name 'all' is reserved"),
+    ("ALL", "format name 'ALL' is reserved"),
+    ("none", "format name 'none' is reserved"),
+])
+def test_register_sink_refuses_a_name_format_cannot_take(name, message):
+    with pytest.raises(ValueError, match=f"register_sink: {message}"):
+        register_sink(name)(ClassCounts)
+    assert name.lower() not in list_sinks()
+
+
+def test_register_sink_refuses_a_class_as_its_name_and_a_class_that_is_not_a_sink():
+    with pytest.raises(TypeError, match=r"must be a string, got <class .*ClassCounts'>; "
+                                        r"write @register_sink\(\"name\"\)"):
+        register_sink(ClassCounts)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"register_sink\('plain'\): <class 'object'> is not a subclass of "
+                                        r"hsi.sinks.Sink"):
+        register_sink("plain")(object)  # type: ignore[type-var]
+    assert "plain" not in list_sinks()
+
+
+def _toy_sink(**methods) -> type[Sink]:
+    """A ``ClassCounts`` with some methods replaced."""
+    return type("Toy", (ClassCounts,), {"__module__": __name__, **methods})
+
+
+@pytest.fixture
+def toy_sink():
+    """``toy_sink(**methods)``: registers a ``ClassCounts`` with those methods as the format ``toy``, for one test."""
+    def register(**methods):
+        unregister_sink("toy")
+        return register_sink("toy")(_toy_sink(**methods))
+
+    yield register
+    unregister_sink("toy")
+
+
+@pytest.mark.parametrize("needed", [-1, None, 2.5, True, "64"])
+def test_a_bytes_needed_that_is_not_a_count_of_bytes_is_refused_naming_the_format(toy_sink, needed):
+    from hsi.errors import PluginError
+    from hsi.infer.write import space_needed
+
+    toy_sink(bytes_needed=lambda self, layout: needed)
+    with pytest.raises(PluginError, match=rf"output format 'toy' \(tests.sinks.test_registry.Toy\): bytes_needed "
+                                          rf"returned {re.escape(repr(needed))}, expected a whole number of bytes >= 0"):
+        space_needed((4, 4), 3, False, formats=("toy",))
+    toy_sink(bytes_needed=lambda self, layout: np.int64(64))  # a numpy integer is a count of bytes
+    assert space_needed((4, 4), 3, False, formats=("toy",)) - space_needed((4, 4), 3, False, formats=("npy",)) == 64
+
+
+@pytest.mark.parametrize("declared", [("../escape.csv",), ("/tmp/abs.csv",), ("sub/file.csv",), (".hidden",), ("",),
+                                      "class_counts.csv", (1,)])
+def test_a_declared_name_outside_the_output_folder_is_refused_before_any_run(toy_sink, declared):
+    """``output_files`` (asked when ``hsi infer`` checks its folder, before the tile pass) checks every format's."""
+    from hsi.errors import PluginError
+    from hsi.infer.write import output_files
+
+    toy_sink(files=lambda self, layout: declared)
+    with pytest.raises(PluginError, match=r"output format 'toy' \(tests.sinks.test_registry.Toy\): all_files\(\) "):
+        output_files()
+
+
+def _write_extra(self, folder, maps):
+    ClassCounts.write(self, folder, maps)
+    (folder / "notes.txt").write_text("not declared")
+
+
+def _write_nothing(self, folder, maps):
+    return None
+
+
+def _write_up(self, folder, maps):
+    ClassCounts.write(self, folder, maps)
+    (folder / ".." / "escape.csv").write_text("outside")
+
+
+def _write_own_map(self, folder, maps):
+    ClassCounts.write(self, folder, maps)
+    np.save(folder / "labels.npy", np.zeros((2, 2)))
+
+
+TOY = r"output format 'toy' \(tests.sinks.test_registry.Toy\): "
+BROKEN = {
+    "undeclared": ({"write": _write_extra}, TOY + r"wrote 'notes.txt', which its files\(\) does not declare"),
+    "skipped": ({"write": _write_nothing}, TOY + r"did not write 'class_counts.csv', which its files\(\) declares"),
+    "outside": ({"write": _write_up}, r"'escape.csv' appeared outside the folders given to the output formats "
+                                      r"\(output format 'gtiff' .*; output format 'toy'"),
+    "own map": ({"write": _write_own_map, "files": lambda self, layout: ("class_counts.csv", "labels.npy")},
+                TOY + "wrote 'labels.npy', which the run writes itself"),
+    "metrics": ({"files": lambda self, layout: ("class_counts.csv", "metrics.json")},
+                TOY + "declares 'metrics.json', which hsi infer writes itself"),
+    "clash": ({"files": lambda self, layout: ("class_counts.csv", "labels.tif")},
+              TOY + r"declares 'labels.tif', which output format 'gtiff' \(hsi.sinks.gtiff.GeoTiffSink\) writes too"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_a_sink_that_breaks_its_contract_is_one_error_line_and_leaves_nothing(toy_sink, ckpt, hsi_main, tmp_path,
+                                                                              case):
+    methods, message = BROKEN[case]
+    toy_sink(**methods)
+    code, _, err = hsi_main(["infer", "--checkpoint", str(ckpt), "--out", "maps", "--accelerator", "cpu",
+                             "--no-progress", "--format", "toy", "gtiff"], tmp_path)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert re.match(f"error: {message}", lines[0]), lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no output folder, no staging folder, no escaped file

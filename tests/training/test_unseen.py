@@ -91,3 +91,30 @@ def test_message_names_the_classes_and_pixel_counts(predictions):
     assert "2 test classes" in message
     assert "'trees' (30 pixels" in message and "'roofs' (40 pixels, mostly predicted as 'trees')" in message
     assert "OA, AA and kappa" in message
+
+
+def test_a_run_whose_test_pixels_are_all_unseen_writes_strict_json_with_null_and_a_reason(tmp_path, capsys):
+    """Held-out scene ``south`` named with classes no training scene has: nothing can be scored (no bare NaN)."""
+    import yaml
+
+    from tests.collection.conftest import TRAIN
+    from tests.collection.data import make_files
+    from tests.helpers import run_hsi_in
+
+    files = make_files(tmp_path / "data")
+    doc = yaml.safe_load(files["scene"].read_text())
+    south = next(s for s in doc["scenes"] if s["name"] == "south")
+    south["classes"] = {f"class_{k}": f"south-only-{k}" for k in range(1, 5)}
+    (tmp_path / "data" / "unseen.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+
+    def refuse(name):
+        raise AssertionError(f"metrics.json holds the non-JSON constant {name}")
+
+    out = tmp_path / "run"
+    assert run_hsi_in(["train", "--scenes", "unseen.yaml", *TRAIN, "--out", str(out)], tmp_path / "data") == 0
+    metrics = json.loads((out / "metrics.json").read_text(), parse_constant=refuse)
+    for key in ("oa", "aa", "kappa"):
+        assert metrics[key] is None and metrics[f"{key}_reason"] == "no test pixel of a class the model was trained on"
+    assert metrics["scenes"]["south"]["oa"] is None and "scene south" in metrics["scenes"]["south"]["oa_reason"]
+    assert set(metrics["unseen_classes"]) == {f"south-only-{k}" for k in range(1, 5)}
+    assert "OA, AA and kappa: n/a, no test pixel of a class the model was trained on" in capsys.readouterr().out

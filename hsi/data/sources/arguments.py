@@ -61,8 +61,11 @@ def check_collection_arguments(hparams: Mapping[str, Any]) -> None:
 def resolve_defaults(hparams: Mapping[str, Any], n_scenes: int) -> dict[str, Any]:
     """The arguments whose default depends on the number of scenes, resolved: ``scaling="auto"``,
     ``spectral_scale=None`` and ``spectral_noise=None`` take :data:`SINGLE_DEFAULTS` for one scene and
-    :data:`COLLECTION_DEFAULTS` for several; given values are kept."""
+    :data:`COLLECTION_DEFAULTS` for several (0 with ``augment=False``: what runs is what is recorded); given values
+    are kept."""
     defaults = SINGLE_DEFAULTS if n_scenes == 1 else COLLECTION_DEFAULTS
+    if not hparams.get("augment", True):
+        defaults = {**defaults, "spectral_scale": 0.0, "spectral_noise": 0.0}
     return {name: defaults[name] if hparams.get(name) == unset else hparams.get(name)
             for name, unset in _UNSET.items()}
 

@@ -29,7 +29,7 @@ from hsi.data.cache import CacheEntry, PatchCache, json_roundtrip, materialize
 from hsi.errors import CheckpointError, OptionError
 from hsi.preprocess._base import nodata_mask
 
-__all__ = ["STATE_FORMAT", "collection_state", "memo_path", "open_entries"]
+__all__ = ["STATE_FORMAT", "collection_state", "entry_identities", "memo_path", "open_entries"]
 
 STATE_FORMAT = "hsi.collection"
 STATE_VERSION = 3
@@ -196,9 +196,7 @@ def open_entries(col: Collection, state: dict[str, Any], values: dict[str, Any],
         identity = {"collection_scene": entry.to_dict(), "grid": state["grid"], "classes": union}
         src = None
         if entry.kind == "files":
-            from hsi.data.scene_source import file_identity
-
-            identity["files"] = [file_identity(p) for p in (entry.cube, entry.labels)]
+            identity["files"] = entry_identities(entry)
         else:  # registry or pack: the files are known once loaded
             src = load(i)
             identity["source"] = src.identity
@@ -217,11 +215,20 @@ def open_entries(col: Collection, state: dict[str, Any], values: dict[str, Any],
     return entries
 
 
+def entry_identities(entry: Any) -> list[dict[str, Any]]:
+    """The content identity of every file a collection entry reads: each file its cube, labels and pack paths
+    stand for (:func:`hsi.io.readers.identities_of`: an ENVI binary with its header, an ``.npy`` scene's arrays)."""
+    from hsi.io.readers import identities_of
+
+    return [i for p in (entry.cube, entry.labels, entry.pack) if p for i in identities_of(p)]
+
+
 def memo_path(col: Collection, values: dict[str, Any], cache_dir: str | None) -> Any:
     """Where the collection's state is kept in ``cache_dir`` (None: not kept).
 
-    The key is the collection, the recipe values and the identity of every file (size,
-    mtime and SHA-256), so a changed file or option gives a new state. Only collections of
+    The key is the collection, the recipe values and the identity of every file the entries
+    read (:func:`entry_identities`: size, mtime and SHA-256), so a changed file or option
+    gives a new state. Only collections of
     files, packs and the synthetic scene are kept: a registry scene's files are known only
     once it is loaded.
     """
@@ -229,7 +236,6 @@ def memo_path(col: Collection, values: dict[str, Any], cache_dir: str | None) ->
 
     from hsi.data.build import PREPROCESS_SEMANTICS
     from hsi.data.cache import description_key
-    from hsi.data.scene_source import file_identity
 
     if cache_dir is None:
         return None
@@ -237,7 +243,7 @@ def memo_path(col: Collection, values: dict[str, Any], cache_dir: str | None) ->
     for e in col.entries:
         if e.kind == "registry" and e.scene != "synthetic":
             return None
-        files.append([file_identity(p) for p in (e.cube, e.labels, e.pack) if p])
+        files.append(entry_identities(e))
     key = description_key({"format": STATE_FORMAT, "version": STATE_VERSION, "semantics": PREPROCESS_SEMANTICS,
                            "collection": {**col.to_dict(), "source": None}, "files": files,
                            "values": json_roundtrip({k: v for k, v in values.items() if k != "cache"})})

@@ -111,6 +111,11 @@ def _numbers(value: Any, where: str, key: str, ascending: bool) -> tuple[float, 
         what = "a list of band centres in nm, strictly ascending" if ascending else \
             "a band width in nm (> 0), or a list of one per band"
         raise CollectionError(f"{where}: {key}: expected {what}; found {value!r}")
+    from hsi.io.bands import OPTICAL_NM
+
+    if ascending and max(numbers) < OPTICAL_NM[0]:  # 0.4-2.5: micrometres where nanometres are asked for
+        raise CollectionError(f"{where}: {key}: expected band centres in nm; found {numbers[0]:g}-{numbers[-1]:g}, "
+                              f"below any imaging band ({OPTICAL_NM[0]:g} nm): micrometres? (multiply by 1000)")
     return numbers
 
 

@@ -57,8 +57,10 @@ def declare(src: LoadedSource, entry: SceneEntry) -> LoadedSource:
         return src
     bands = int(src.cube.shape[2])
     wavelengths = src.wavelengths if entry.wavelengths is None else \
-        _per_band(entry.wavelengths, bands, entry.name, "wavelengths", single=False)
-    fwhm = src.fwhm if entry.fwhm is None else _per_band(entry.fwhm, bands, entry.name, "fwhm", single=True)
+        _replacing(src.wavelengths, _per_band(entry.wavelengths, bands, entry.name, "wavelengths", single=False),
+                   entry, "wavelengths")
+    fwhm = src.fwhm if entry.fwhm is None else \
+        _replacing(src.fwhm, _per_band(entry.fwhm, bands, entry.name, "fwhm", single=True), entry, "fwhm")
     cube, units = src.cube, src.units
     if entry.scale is not None:
         cube = np.ascontiguousarray(src.cube / np.float32(entry.scale), dtype=np.float32)
@@ -66,7 +68,52 @@ def declare(src: LoadedSource, entry: SceneEntry) -> LoadedSource:
         kind = entry.units or (units or {}).get("kind") or "unknown"
         note = "declared in the collection entry" + (f": values divided by {entry.scale:g}" if entry.scale else "")
         units = declared_units(kind, entry.scale, note, source="user")
+        _check_level(cube, entry)
     return dataclasses.replace(src, cube=cube, wavelengths=wavelengths, fwhm=fwhm, units=units)
+
+
+def _replacing(own: Any, declared: np.ndarray, entry: SceneEntry, key: str) -> np.ndarray:
+    """``declared``, warning (:class:`~hsi.errors.UnitsWarning`) when it replaces different values of the file's own.
+
+    An entry's ``wavelengths:`` / ``fwhm:`` is for a cube whose file has none; where the file has
+    its own and they differ, the entry wins (an explicit override), but never silently.
+    """
+    import warnings
+
+    from hsi.errors import UnitsWarning
+
+    if own is None:
+        return declared
+    own = np.asarray(own, dtype=np.float64).ravel()
+    differ = ~np.isclose(own, declared, rtol=1e-6, atol=1e-3) if own.shape == declared.shape else \
+        np.ones(declared.shape, dtype=bool)
+    if not differ.any():
+        return declared
+    first = int(np.flatnonzero(differ)[0])
+    warnings.warn(
+        f"scene {entry.name!r}: {key}: the collection entry's values ({declared.min():.6g}-{declared.max():.6g} nm) "
+        f"replace the file's own ({own.min():.6g}-{own.max():.6g} nm, {entry.cube or entry.pack or entry.scene}), "
+        f"which differ (band {first}: {own[first]:.6g} nm in the file, {declared[first]:.6g} nm declared); remove "
+        f"{key}: from the entry to use the file's", UnitsWarning, stacklevel=4)
+    return declared
+
+
+def _check_level(cube: np.ndarray, entry: SceneEntry) -> None:
+    """Warn (:class:`~hsi.errors.UnitsWarning`) when an entry declares reflectance for values (after its
+    ``scale:``) whose typical level is far above 0-1 (:func:`hsi.io.units.level_problem`)."""
+    import warnings
+
+    from hsi.errors import UnitsWarning
+    from hsi.io.units import level_problem, typical_level
+
+    if entry.units != "reflectance":
+        return
+    flat = np.asarray(cube).reshape(-1, cube.shape[-1])
+    sample = flat[:: max(1, flat.shape[0] // 1024)]  # about a thousand pixels, spread over the scene
+    problem = level_problem(typical_level(sample), "the collection entry declares units: reflectance",
+                            divisor=entry.scale, advice="give the entry scale: {0}")
+    if problem is not None:
+        warnings.warn(f"scene {entry.name!r}: {problem}", UnitsWarning, stacklevel=4)
 
 
 def _per_band(values: tuple[float, ...], bands: int, scene: str, key: str, single: bool) -> np.ndarray:

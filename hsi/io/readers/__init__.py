@@ -14,6 +14,7 @@ from hsi.io.readers.registry import (
     files_of,
     find_reader,
     get_reader,
+    identities_of,
     identity_file,
     known_suffixes,
     list_readers,
@@ -24,5 +25,5 @@ from hsi.io.readers.registry import (
 )
 from hsi.io.readers import matlab, hdf5, envi, erdas, geotiff, npy_scene  # noqa: E402,F401  (registers them)
 
-__all__ = ["Reader", "class_names_of", "files_of", "find_reader", "get_reader", "identity_file", "known_suffixes",
-           "list_readers", "open_source", "register_reader", "supported", "unregister_reader"]
+__all__ = ["Reader", "class_names_of", "files_of", "find_reader", "get_reader", "identities_of", "identity_file",
+           "known_suffixes", "list_readers", "open_source", "register_reader", "supported", "unregister_reader"]

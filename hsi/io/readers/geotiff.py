@@ -27,6 +27,12 @@ class GeoTiffReader(Reader):
 
         return open_geotiff(path, georef=georef)
 
+    def files(self, path: Path) -> list[Path]:
+        """The ``.tif``, then the sidecars GDAL reads with it when present: ``<path>.aux.xml`` (PAM: category
+        names, nodata, georeference) and ``<path>.msk`` (a mask band). Overviews (``.ovr``) are never read."""
+        sidecars = [Path(f"{path}{ext}") for ext in (".aux.xml", ".msk")]
+        return [path] + [s for s in sidecars if s.is_file()]
+
     def list_arrays(self, path: Path) -> list[ArrayInfo]:
         """The one raster ((H, W) for a single-band label map, which :meth:`open` refuses as a cube)."""
         from hsi.io.geotiff import geotiff_info

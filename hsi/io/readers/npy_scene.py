@@ -61,6 +61,31 @@ def scene_meta(folder: Path) -> dict[str, Any]:
     return meta
 
 
+def _check_listed(folder: Path, meta: dict[str, Any], name: str) -> None:
+    """Refuse ``folder/name`` when it is not the file ``meta.json`` lists (:class:`IntegrityError`).
+
+    ``hsi convert`` records each array's size and whole-file SHA-256 in ``meta.json``'s
+    ``files``. Both are compared for a file up to :data:`hsi._identity.FULL_HASH_LIMIT`
+    (hashed once per process: :func:`hsi._identity.file_identity` remembers it); above it,
+    re-reading the whole file at every open would cost more than the read, so only the size
+    is compared. A ``meta.json`` that lists no such file is not checked, and a missing file
+    is left to the read to report.
+    """
+    from hsi._identity import file_identity
+
+    listed = (meta.get("files") or {}).get(name) if isinstance(meta.get("files"), dict) else None
+    path = folder / name
+    if not isinstance(listed, dict) or not path.is_file():
+        return
+    found = file_identity(path)
+    fix = (f"the file was replaced or edited after hsi convert wrote the scene; convert its source again "
+           f"(hsi convert {meta.get('source') or 'SOURCE'} --to npy {folder} --overwrite)")
+    if listed.get("size") != found["size"]:
+        raise IntegrityError(f"{path}: {found['size']} bytes, {META_FILE} lists {listed.get('size')}; {fix}")
+    if found.get("hash") != "sampled" and listed.get("sha256") != found["sha256"]:
+        raise IntegrityError(f"{path}: SHA-256 {found['sha256']}, {META_FILE} lists {listed.get('sha256')}; {fix}")
+
+
 def _load(path: Path) -> np.ndarray:
     """``path`` as a read-only memory map (plain array where numpy cannot map it)."""
     try:
@@ -87,6 +112,7 @@ class NpySceneReader(Reader):
         if folder is None:
             return RawSource(path, "npy", _load(path), layout="HWC", mapped=True)
         meta = scene_meta(folder)
+        _check_listed(folder, meta, CUBE_FILE)
         cube = _load(folder / CUBE_FILE)
         if list(cube.shape) != list(meta.get("shape") or []):
             raise IntegrityError(f"{folder}/{CUBE_FILE}: shape {cube.shape}, {META_FILE} says {meta.get('shape')}")
@@ -125,15 +151,22 @@ class NpySceneReader(Reader):
         folder = _scene_folder(path)
         if folder is None:
             return None, np.array(_load(path)), None
-        if not scene_meta(folder).get("labels"):
+        meta = scene_meta(folder)
+        if not meta.get("labels"):
             raise CubeFormatError(f"{folder}: this .npy scene holds no labels ({META_FILE} says 'labels': null); "
                                   f"convert it again with its labels (hsi convert --labels)")
+        _check_listed(folder, meta, LABELS_FILE)
         return None, np.load(folder / LABELS_FILE, allow_pickle=False), None
 
     def files(self, path: Path) -> list[Path]:
-        """A scene named by its folder or ``meta.json``: that ``meta.json``, the manifest listing its files' SHA-256."""
+        """A scene's ``meta.json``, ``cube.npy`` and ``labels.npy`` (those present; the one named, or ``meta.json``
+        for the folder, first); a lone ``.npy``: itself."""
         folder = _scene_folder(path)
-        return [path] if folder is None or path.name == CUBE_FILE else [folder / META_FILE]
+        if folder is None:
+            return [path]
+        first = folder / META_FILE if path == folder else path
+        rest = [folder / name for name in (META_FILE, CUBE_FILE, LABELS_FILE) if folder / name != first]
+        return [first] + [f for f in rest if f.is_file()]
 
     def label_georef(self, path: Path, key: str | None) -> Any:
         """A scene's labels lie on its cube's grid; a lone ``.npy`` has none."""

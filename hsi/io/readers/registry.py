@@ -14,17 +14,23 @@ theirs inside their methods, so the command line's early checks stay fast.
 from __future__ import annotations
 
 import abc
+import operator
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
+import numpy as np
+
+from hsi._identity import file_identity
+from hsi._paths import user_path
 from hsi._registry import add_unique
 from hsi.errors import CubeFormatError, DatasetNotFoundError, HSIError
-from hsi.io.discovery import ArrayInfo
+from hsi.io.discovery import ArrayInfo, is_numeric
+from hsi.io.layout import LAYOUTS
 from hsi.io.source import RawSource
 
-__all__ = ["Reader", "class_names_of", "files_of", "find_reader", "get_reader", "identity_file", "known_suffixes",
-           "list_readers", "open_source", "register_reader", "supported", "unregister_reader"]
+__all__ = ["Reader", "class_names_of", "files_of", "find_reader", "get_reader", "identities_of", "identity_file",
+           "known_suffixes", "list_readers", "open_source", "register_reader", "supported", "unregister_reader"]
 
 
 class Reader(abc.ABC):
@@ -40,7 +46,8 @@ class Reader(abc.ABC):
     description : str
         How the format is named in the "supported:" sentence of errors (".h5/.hdf5 (HDF5)").
     suffixes : frozenset of str
-        Lower-case file suffixes that are this format's (".h5").
+        File suffixes that are this format's, each a dot and a word (".h5"); matched without
+        regard to case (:func:`register_reader` stores them in lower case).
     keyed : bool
         True when a file holds several arrays chosen by ``key`` (MATLAB, HDF5); otherwise a
         ``key`` is refused.
@@ -67,11 +74,15 @@ class Reader(abc.ABC):
 
     @abc.abstractmethod
     def open(self, path: Path, key: str | None, georef: str) -> RawSource:
-        """The raw 3-D source of ``path`` (lazy where the format allows); ``georef`` "check" or "ignore"."""
+        """The raw 3-D source of ``path`` (lazy where the format allows); ``georef`` "check" or "ignore".
+
+        Its ``array`` has a ``shape`` with no empty axis and a real ``dtype`` (bool, integer or
+        float): the package checks this where it calls ``open`` (:func:`open_source`).
+        """
 
     def list_arrays(self, path: Path) -> list[ArrayInfo]:
         """The arrays ``path`` holds, without reading them (default: the one image :meth:`open` finds)."""
-        source = self.open(path, None, "ignore")
+        source = opened(self, path, None, "ignore")
         try:
             return [ArrayInfo(source.path.name, tuple(source.array.shape), str(source.array.dtype))]
         finally:
@@ -86,7 +97,7 @@ class Reader(abc.ABC):
         largest value), raising :data:`hsi.io.labels.MAX_CLASSES` to it.
         Default: the whole image :meth:`open` finds.
         """
-        source = self.open(path, key, "ignore")
+        source = opened(self, path, key, "ignore")
         try:
             import numpy as np
 
@@ -107,10 +118,12 @@ class Reader(abc.ABC):
         return None
 
     def files(self, path: Path) -> list[Path]:
-        """The files ``path`` stands for, ``path``'s own first (default: ``[path]``).
+        """Every file a read of ``path`` takes data from, ``path``'s own first (default: ``[path]``).
 
-        Runs record their content (:func:`files_of`): an ENVI image is its header and its
-        binary, an ``.npy`` scene its ``meta.json`` (which lists its files' SHA-256).
+        Runs decide reuse by the content of each of them (:func:`identities_of`), so a format
+        made of several files must list them all: an ENVI image is its header and its binary,
+        an ``.npy`` scene its ``meta.json``, ``cube.npy`` and ``labels.npy``. Files that do
+        not exist are left out (the read reports them).
         """
         return [path]
 
@@ -123,11 +136,20 @@ _ReaderT = TypeVar("_ReaderT", bound=type[Reader])
 def register_reader(cls: _ReaderT) -> _ReaderT:
     """Class decorator: make ``cls`` (a :class:`Reader` subclass with a ``name``) a known format.
 
-    Readers are asked in the order they were registered. Raises ``ValueError`` when the name
-    is taken by another class or a suffix is already another reader's.
+    Readers are asked in the order they were registered. The suffixes are stored in lower
+    case, as :func:`find_reader` compares them.
+
+    Raises
+    ------
+    TypeError
+        ``cls`` is not a :class:`Reader` subclass with a ``name``, or its ``suffixes`` are not a set of strings.
+    ValueError
+        The name is taken by another class, a suffix is not a dot and a word (".h5"), or a
+        suffix is already another reader's.
     """
-    if not (isinstance(cls, type) and issubclass(cls, Reader)) or not cls.name:
+    if not (isinstance(cls, type) and issubclass(cls, Reader)) or not isinstance(cls.name, str) or not cls.name:
         raise TypeError(f"register_reader: {cls!r} is not a Reader subclass with a name")
+    cls.suffixes = _checked_suffixes(cls)
     for other in _REGISTRY.values():
         taken = other.suffixes & cls.suffixes
         if other is not cls and other.name != cls.name and taken:
@@ -135,6 +157,19 @@ def register_reader(cls: _ReaderT) -> _ReaderT:
                              f"{other.name!r}")
     add_unique(_REGISTRY, cls.name, cls, "register_reader")
     return cls
+
+
+def _checked_suffixes(cls: type[Reader]) -> frozenset[str]:
+    """``cls.suffixes`` in lower case; each must be one dot and a word without separators (".csvcube")."""
+    suffixes = cls.suffixes
+    if isinstance(suffixes, str) or not all(isinstance(s, str) for s in suffixes):
+        raise TypeError(f"register_reader: {cls.name!r}: suffixes {suffixes!r} must be a set of strings "
+                        f"such as frozenset({{'.h5'}})")
+    for suffix in suffixes:
+        if Path("x" + suffix).suffix != suffix or suffix != suffix.strip():
+            raise ValueError(f"register_reader: {cls.name!r}: suffix {suffix!r} is not a file suffix; expected "
+                             f"a dot and a word, such as '.h5' (a file's last suffix is all that is compared)")
+    return frozenset(s.lower() for s in suffixes)
 
 
 def unregister_reader(name: str) -> None:
@@ -196,7 +231,8 @@ def find_reader(path: str | Path) -> Reader:
 
 
 def files_of(path: str | Path) -> list[Path]:
-    """The files ``path`` stands for (:meth:`Reader.files`), or ``[path]`` when no reader knows it.
+    """The files ``path`` stands for (:meth:`Reader.files`, ``path``'s own first), or ``[path]`` when no reader
+    knows it.
 
     A path no reader can open is left to the read to report (a missing file, an unsupported one).
     """
@@ -217,9 +253,24 @@ def class_names_of(path: str | Path, key: str | None = None) -> list[str] | None
 
 
 def identity_file(path: str | Path) -> Path:
-    """The one file whose content stands for ``path`` in a run's records: ``path`` itself for a file,
-    an ``.npy`` scene folder's ``meta.json`` (the first of :func:`files_of`)."""
+    """The file that names ``path`` in messages: ``path`` itself for a file, an ``.npy`` scene folder's
+    ``meta.json`` (the first of :func:`files_of`). Reuse is decided by all of them (:func:`identities_of`)."""
     return files_of(path)[0]
+
+
+def identities_of(path: str | Path) -> list[dict[str, Any]]:
+    """The content identity (:func:`hsi._identity.file_identity`) of every file ``path`` stands for (:func:`files_of`).
+
+    What a run records of each input it reads, so replacing any one file of a multi-file
+    format (an ENVI binary under an unchanged header, an ``.npy`` scene's ``cube.npy``, a
+    reader plug-in's companion file) makes the run's outputs and caches count as stale.
+
+    Raises
+    ------
+    DatasetNotFoundError, FileAccessError
+        ``path`` (a file of no known format) cannot be read.
+    """
+    return [file_identity(f) for f in files_of(path)]
 
 
 def open_source(path: str | Path, key: str | None = None, georef: str = "check") -> RawSource:
@@ -234,8 +285,63 @@ def open_source(path: str | Path, key: str | None = None, georef: str = "check")
 
     check_policy(georef)
     reader = find_reader(path)
-    source = reader.open(Path(path), key, georef)
+    source = opened(reader, Path(path), key, georef)
     if key is not None and not reader.keyed:
         source.close()
         raise CubeFormatError(f"{path}: a {source.format} file holds one image; key={key!r} does not apply")
     return source
+
+
+def opened(reader: Reader, path: Path, key: str | None, georef: str) -> RawSource:
+    """``reader.open(path, key, georef)``, its result checked (:func:`check_source`).
+
+    Every call of a reader's :meth:`Reader.open` goes through here. An ``OSError`` it raises
+    (a permission, a disk error) becomes an hsi error naming the file and the reader
+    (:func:`hsi._paths.user_path`).
+    """
+    with user_path(path, f"read it (reader {reader.name!r})"):
+        source = reader.open(path, key, georef)
+    try:
+        check_source(source, reader.name, path)
+    except CubeFormatError:
+        if isinstance(source, RawSource):
+            source.close()
+        raise
+    return source
+
+
+def check_source(source: Any, reader: str, path: Path) -> None:
+    """Refuse what a reader's ``open`` returned unless it is a :class:`RawSource` of a usable array.
+
+    The array must have a ``shape`` of whole numbers with no empty axis, a real ``dtype``
+    (bool, integer or float: not complex, text or objects) and slice indexing, and the
+    ``layout`` must be None or one of :data:`hsi.io.layout.LAYOUTS`, so that no
+    numpy error from deep inside the pipeline reaches the user. The number of axes is the
+    pipeline's to judge (a 2-D array is told to use ``read_labels``).
+
+    Raises
+    ------
+    CubeFormatError
+        Naming the file, the reader and what it returned.
+    """
+    where = f"{path}: the {reader!r} reader"
+    if not isinstance(source, RawSource):
+        raise CubeFormatError(f"{where} returned {type(source).__name__}, expected a RawSource")
+    array = source.array
+    shape, dtype = getattr(array, "shape", None), getattr(array, "dtype", None)
+    if shape is None or dtype is None or not hasattr(array, "__getitem__"):
+        raise CubeFormatError(f"{where} returned an array of type {type(array).__name__}, expected an array-like "
+                              f"with shape, dtype and slice indexing (a numpy array, a memory map, an h5py dataset)")
+    try:
+        shape = tuple(operator.index(n) for n in shape)
+        dtype = np.dtype(dtype)
+    except TypeError as err:
+        raise CubeFormatError(f"{where} returned an array of shape {shape!r} and dtype {dtype!r}: {err}") from err
+    if not is_numeric(dtype):
+        raise CubeFormatError(f"{where} returned an array of dtype {dtype}, expected real numbers "
+                              f"(bool, integer or float)")
+    if any(n < 1 for n in shape):
+        raise CubeFormatError(f"{where} returned an empty array (shape {shape}); the file holds no pixels")
+    if source.layout is not None and source.layout not in LAYOUTS:
+        raise CubeFormatError(f"{where} returned layout {source.layout!r}, expected None (detect it) or one of "
+                              f"{', '.join(LAYOUTS)}")

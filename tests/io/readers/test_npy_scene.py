@@ -52,7 +52,9 @@ def test_labels_arrays_and_windows_of_the_scene(scene):
     assert [(a.name, a.shape) for a in list_arrays(folder)] == [("cube.npy", (12, 10, 6)), ("labels.npy", (12, 10))]
     with open_cube(folder) as lazy:
         np.testing.assert_array_equal(lazy.read_window(slice(2, 9), slice(3, 7)), _read(files.cube).data[2:9, 3:7])
-    assert files_of(folder) == [folder / "meta.json"] and files_of(folder / "cube.npy") == [folder / "cube.npy"]
+    every = [folder / "meta.json", folder / "cube.npy", folder / "labels.npy"]
+    assert files_of(folder) == files_of(folder / "meta.json") == every
+    assert files_of(folder / "cube.npy") == [folder / "cube.npy", folder / "meta.json", folder / "labels.npy"]
 
 
 def test_hsi_inspect_describes_the_scene(scene, capsys):
@@ -126,3 +128,58 @@ def test_hsi_train_reads_the_scene_named_by_its_folder(scene, tmp_path):
         warnings.simplefilter("ignore")
         assert main(args) == 0
     assert (tmp_path / "run").is_dir()
+
+
+def _copy_scene(folder, into):
+    import shutil
+
+    return shutil.copytree(folder, into)
+
+
+def _other_bytes(path):
+    """``path``'s bytes with the last 64 changed: same size, other pixels."""
+    data = bytearray(path.read_bytes())
+    data[-64:] = bytes(b ^ 0x21 for b in data[-64:])
+    return bytes(data)
+
+
+@pytest.mark.parametrize("name", ["cube.npy", "labels.npy"])
+def test_an_array_replaced_after_convert_is_refused_against_meta_json(scene, tmp_path, name):
+    _, folder = scene
+    copy = _copy_scene(folder, tmp_path / "scene")
+    listed = json.loads((copy / "meta.json").read_text())["files"][name]["sha256"]
+    (copy / name).write_bytes(_other_bytes(copy / name))
+    read = read_cube if name == "cube.npy" else read_labels
+    with pytest.raises(IntegrityError) as err:
+        read(copy)
+    message = str(err.value)
+    assert message.startswith(f"{copy / name}: SHA-256 ") and f"meta.json lists {listed}" in message
+    assert "hsi convert" in message and "--to npy" in message
+
+
+def test_above_the_whole_hash_limit_only_the_size_is_compared(scene, tmp_path, monkeypatch):
+    import hsi._identity as identity
+
+    _, folder = scene
+    copy = _copy_scene(folder, tmp_path / "scene")
+    monkeypatch.setattr(identity, "FULL_HASH_LIMIT", 0)  # every file counts as large (a sampled hash)
+    monkeypatch.setattr(identity, "SAMPLE_CHUNK", 16)
+    (copy / "cube.npy").write_bytes(_other_bytes(copy / "cube.npy"))
+    assert _read(copy).data.shape == (12, 10, 6)  # same size: not re-read whole at every open
+    with open(copy / "cube.npy", "ab") as f:
+        f.write(b"\0" * 8)
+    with pytest.raises(IntegrityError, match=r"cube.npy: \d+ bytes, meta.json lists \d+; .*hsi convert"):
+        read_cube(copy)
+
+
+def test_repeated_reads_hash_each_array_once(scene, tmp_path, monkeypatch):
+    import hsi._identity as identity
+
+    _, folder = scene
+    copy = _copy_scene(folder, tmp_path / "scene")
+    hashed = []
+    real = identity.full_sha256
+    monkeypatch.setattr(identity, "full_sha256", lambda p: hashed.append(str(p)) or real(p))
+    for _ in range(3):
+        _read(copy)
+    assert hashed == [str(copy / "cube.npy")]

@@ -119,3 +119,21 @@ def test_the_readers_import_no_torch_and_no_format_library():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=CHILD_TIMEOUT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_identities_of_covers_every_file_a_path_stands_for(tmp_path):
+    """ENVI: header and binary, whichever is named; GeoTIFF: its ``.aux.xml`` sidecar when there is one."""
+    from spectral.io import envi
+
+    from hsi._identity import file_identity
+    from hsi.io.readers import files_of, identities_of
+
+    envi.save_image(str(tmp_path / "s.hdr"), np.zeros((2, 3, 4), np.float32), ext=".img")
+    header, binary = tmp_path / "s.hdr", tmp_path / "s.img"
+    assert files_of(header) == [header, binary] and files_of(binary) == [binary, header]
+    assert identities_of(header) == [file_identity(header), file_identity(binary)]
+    tif = tmp_path / "m.tif"
+    tif.write_bytes(b"II*\0")
+    assert files_of(tif) == [tif]
+    Path(f"{tif}.aux.xml").write_text("<PAMDataset/>")
+    assert files_of(tif) == [tif, Path(f"{tif}.aux.xml")]
