@@ -94,10 +94,12 @@ def write_json(path: Path, args: argparse.Namespace, argv: list[str]) -> None:
         if not found:
             continue
         board = found[0]
-        for other in found[1:]:  # the same folds (scene, folds, seeds, block size): one board
-            same = ("scene", "n_folds", "seeds", "block_size")
-            if any(other[k] != board[k] for k in same):
-                raise SystemExit(f"--merge: {scene}'s boards were made on other folds ({[other[k] for k in same]})")
+        for other in found[1:]:  # the same folds (scene, folds, seeds, block size, split buffer): one board
+            same = ("scene", "n_folds", "seeds", "block_size", "buffer")
+            if any(other.get(k) != board.get(k) for k in same):
+                raise SystemExit(f"--merge: {scene}'s boards were made on other folds or pixels "
+                                 f"({[other.get(k) for k in same]} against {[board.get(k) for k in same]}); give "
+                                 "every evaluation the same --buffer")
             board["rows"] += [r for r in other["rows"] if r["model"] not in {b["model"] for b in board["rows"]}]
         board["rows"].sort(key=lambda r: (-r["oa_mean"], r["model"]))
         board["evaluations"] = [{"folder": str(folder), "models": b["settings"]["models"],

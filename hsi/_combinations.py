@@ -50,6 +50,18 @@ def _check_fractions(fractions: Any, split: str) -> None:
         raise OptionError("fractions", tuple(fractions), allowed)
 
 
+def _check_budget(h: dict[str, Any]) -> None:
+    """One label budget at most: a number of pixels per class or a fraction of them, and a validation rule only with
+    a budget to apply it to."""
+    per_class, fraction, val = h.get("train_per_class"), h.get("train_fraction"), h.get("val_budget", "same")
+    if per_class is not None and fraction is not None:
+        raise OptionError("train_fraction", fraction, f"none with train_per_class={per_class} (the two label budgets "
+                          "are exclusive)")
+    if val not in (None, "same") and per_class is None and fraction is None:
+        raise OptionError("val_budget", val, "same (the default) unless train_per_class or train_fraction sets a "
+                          "label budget")
+
+
 def _check_source(h: dict[str, Any]) -> None:
     if h["cube_path"] is not None and h["labels_path"] is None:
         raise OptionError("labels_path", None, f"a label map file for cube_path={h['cube_path']!r}")
@@ -131,6 +143,7 @@ def _check_augment(h: dict[str, Any]) -> None:
 def check_combinations(h: dict[str, Any]) -> None:
     """Raise :class:`OptionError` for the first combination of ``HSIDataModule`` arguments that is not allowed."""
     _check_fractions(h["fractions"], h["split"])
+    _check_budget(h)
     _check_folds(h)
     _check_augment(h)
     _check_source(h)

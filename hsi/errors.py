@@ -124,6 +124,10 @@ class StratificationWarning(UserWarning):
     """Some class could not be given both training and test pixels."""
 
 
+class LabelBudgetWarning(UserWarning):
+    """A label budget asked for more pixels of some class than its training (or validation) blocks hold."""
+
+
 class LeakageWarning(UserWarning):
     """A split that lets information about test pixels reach training (e.g. a random pixel split)."""
 

@@ -18,9 +18,9 @@ def bench(monkeypatch):
     return bench_accuracy
 
 
-def _board(folder: Path, scene: str, rows: list[tuple[str, float]], n_folds: int = 5) -> None:
+def _board(folder: Path, scene: str, rows: list[tuple[str, float]], n_folds: int = 5, buffer: int = 3) -> None:
     (folder / scene).mkdir(parents=True)
-    board = {"scene": scene, "n_folds": n_folds, "seeds": [0], "block_size": 16, "seconds": 1.0,
+    board = {"scene": scene, "n_folds": n_folds, "seeds": [0], "block_size": 16, "buffer": buffer, "seconds": 1.0,
              "settings": {"models": [m for m, _ in rows], "run": {"threads": 1}},
              "rows": [{"model": m, "oa_mean": oa, "folds": [{"oa": oa}]} for m, oa in rows]}
     (folder / scene / "leaderboard.json").write_text(json.dumps(board))
@@ -43,9 +43,10 @@ def test_tables_only_joins_the_rows_of_each_scene_best_first(bench, tmp_path):
     assert [r["model"] for r in synthetic["rows"]] == ["anyband"] and "machine" in written
 
 
-def test_boards_of_other_folds_are_not_joined(bench, tmp_path):
+@pytest.mark.parametrize("other", [{"n_folds": 3}, {"buffer": 0}])
+def test_boards_of_other_folds_or_buffers_are_not_joined(bench, tmp_path, other):
     _board(tmp_path / "a", "samson", [("ssnet", 0.99)])
-    _board(tmp_path / "b", "samson", [("svm", 0.98)], n_folds=3)
-    with pytest.raises(SystemExit, match="other folds"):
+    _board(tmp_path / "b", "samson", [("svm", 0.98)], **other)  # the svm alone: a buffer of 0, more training pixels
+    with pytest.raises(SystemExit, match="other folds or pixels"):
         bench.main(["--scene", "samson", "--out", str(tmp_path / "a"), "--merge", str(tmp_path / "b"),
                     "--tables-only", "--json", str(tmp_path / "board.json")])

@@ -22,9 +22,10 @@ OTHER_VALUE = {
     "scaling": "standardize", "pca": 5, "remove_bands": [0], "split": "random", "block_size": 8, "buffer": 1,
     "fractions": (0.5, 0.25, 0.25), "split_seed": 7, "patch_size": 7, "padding": "edge", "cache": "patches",
     "folds": 3, "fold": 2, "normalize": "brightness", "wavelength_range": (500.0, 1500.0),
+    "train_per_class": 5, "train_fraction": 0.5, "val_budget": "none",
 }
-#: arguments valid only with another one (cross-validation folds: both or neither)
-PARTNER = {"folds": {"fold": 1}, "fold": {"folds": 3}}
+#: arguments valid only with another one (cross-validation folds: both or neither; a validation rule needs a budget)
+PARTNER = {"folds": {"fold": 1}, "fold": {"folds": 3}, "val_budget": {"train_per_class": 5}}
 
 
 @pytest.mark.parametrize("cls", [HSIDataModule, HSIClassifier])
@@ -50,6 +51,7 @@ def test_every_recipe_argument_changes_the_cache_key():
     for name, value in OTHER_VALUE.items():
         assert _key(**{**PARTNER.get(name, {}), name: value}) != base, name
     assert _key(folds=3, fold=2) != _key(folds=3, fold=1)
+    assert _key(train_per_class=5, val_budget="none") != _key(train_per_class=5)
 
 
 def test_source_and_seed_change_the_cache_key_and_loader_arguments_do_not():

@@ -186,6 +186,32 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                'converted).',
                        'default': None,
                        'check': "integer(1, optional=True, none_means=' (no cross-validation folds)')"},
+                      {'param': 'train_per_class',
+                       'name': 'train_per_class',
+                       'annotation': 'int | None',
+                       'help': 'Label budget: after the split and its buffer, keep only this many labelled '
+                               "training pixels per class, drawn with the split's seed from the training "
+                               'pixels (a class with fewer keeps all it has; None: every training pixel). '
+                               'The same seed gives the same pixels for every model.',
+                       'default': None,
+                       'check': "integer(1, optional=True, none_means=' (no label budget: every training "
+                                "pixel)')"},
+                      {'param': 'train_fraction',
+                       'name': 'train_fraction',
+                       'annotation': 'float | None',
+                       'help': "Label budget as a share in (0, 1] of each class's training pixels (rounded, "
+                               'at least one); exclusive with train_per_class.',
+                       'default': None,
+                       'check': 'number(0.0, 1.0, low_open=True, high_open=False, optional=True, '
+                                "none_means=' (no label budget: every training pixel)')"},
+                      {'param': 'val_budget',
+                       'name': 'val_budget',
+                       'annotation': "Literal['same', 'all', 'none']",
+                       'help': 'The validation pixels under a label budget: same: the same budget drawn from '
+                               'the validation pixels (early stopping and the best checkpoint judged on '
+                               'them); all: every validation pixel; none: no validation pixel.',
+                       'default': 'same',
+                       'choices': ['same', 'all', 'none']},
                       {'param': 'patch_size',
                        'name': 'patch_size',
                        'annotation': 'int',

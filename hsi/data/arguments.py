@@ -49,6 +49,9 @@ BUFFER = integer(0, optional=True, none_means=" (patch_size // 2)")
 SPLIT_SEED = integer(0, optional=True, none_means=" (the seed)")
 FOLDS = integer(2, optional=True, none_means=" (no cross-validation folds)")
 FOLD = integer(1, optional=True, none_means=" (no cross-validation folds)")
+TRAIN_PER_CLASS = integer(1, optional=True, none_means=" (no label budget: every training pixel)")
+TRAIN_FRACTION = number(0.0, 1.0, low_open=True, high_open=False, optional=True,
+                        none_means=" (no label budget: every training pixel)")
 SPECTRAL_SCALE = number(0.0, 1.0, optional=True, none_means=" (0 for one scene, more for several)")
 SPECTRAL_NOISE = number(0.0, optional=True, none_means=" (0 for one scene, more for several)")
 #: a list of band indices >= 0, or None

@@ -31,12 +31,13 @@ from hsi.data.patches import gather_windows, pad_cube
 from hsi.data.scene_source import LoadedSource, SourceSpec, load_source
 from hsi.errors import CheckpointError
 from hsi.preprocess._base import find_nonfinite, nodata_mask
+from hsi.preprocess.budget import Budget, apply_budget
 
 if TYPE_CHECKING:
     from hsi.preprocess import Pipeline, Split
 
-__all__ = ["IGNORE_INDEX", "PREPROCESS_SEMANTICS", "CacheRecipe", "check_cube_values", "exclude_nonfinite", "open_entry",
-           "zero_based"]
+__all__ = ["IGNORE_INDEX", "PREPROCESS_SEMANTICS", "CacheRecipe", "budget_of", "check_cube_values", "exclude_nonfinite",
+           "open_entry", "zero_based"]
 
 #: the label of an unlabeled pixel in every batch (classes are ``0..K-1`` there); losses and metrics skip it
 IGNORE_INDEX = -1
@@ -128,11 +129,13 @@ class CacheRecipe:
         fractions, seed = tuple(float(f) for f in v["fractions"]), int(v["split_seed"])
         if v["split"] == "block":
             fold = v.get("fold")  # folds count from 1 for people, from 0 in block_split
-            return block_split(src.labels, block_size=v["block_size"], fractions=fractions, buffer=v["buffer"], seed=seed,
-                               n_folds=v.get("folds"), fold=None if fold is None else int(fold) - 1)
-        if v["split"] == "random":
-            return random_split(src.labels, fractions=fractions, seed=seed)
-        return fixed_split(src.labels, src.test_labels, val_fraction=fractions[1], seed=seed)
+            split = block_split(src.labels, block_size=v["block_size"], fractions=fractions, buffer=v["buffer"],
+                                seed=seed, n_folds=v.get("folds"), fold=None if fold is None else int(fold) - 1)
+        elif v["split"] == "random":
+            split = random_split(src.labels, fractions=fractions, seed=seed)
+        else:
+            split = fixed_split(src.labels, src.test_labels, val_fraction=fractions[1], seed=seed)
+        return apply_budget([src.labels], [split], budget_of(v))[0]  # after the blocks and their buffer
 
     def make_pipeline(self, src: LoadedSource, split: Split) -> Pipeline:
         """The checkpoint's pipeline, or a new one fitted on the training pixels only."""
@@ -200,6 +203,12 @@ class CacheRecipe:
             },
         }
         return arrays, state
+
+
+def budget_of(values: dict[str, Any]) -> Budget:
+    """The label budget the DataModule's recipe arguments ask for (drawn with the split's seed)."""
+    return Budget(per_class=values.get("train_per_class"), fraction=values.get("train_fraction"),
+                  val=values.get("val_budget") or "same", seed=int(values["split_seed"]))
 
 
 def zero_based(labels: np.ndarray) -> np.ndarray:

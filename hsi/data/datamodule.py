@@ -65,6 +65,8 @@ from hsi.data.arguments import (
     SPECTRAL_NOISE,
     SPECTRAL_SCALE,
     SPLIT_SEED,
+    TRAIN_FRACTION,
+    TRAIN_PER_CLASS,
     check_combinations,
     check_pca,
     integral_pca,
@@ -194,6 +196,16 @@ class HSIDataModule(pl.LightningDataModule):
     fold : int | None
         The fold tested, from 1 to folds (with folds; a checkpoint that recorded the fold counted from 0, as
         earlier versions did, is read with its fold converted).
+    train_per_class : int | None
+        Label budget: after the split and its buffer, keep only this many labelled training pixels per class, drawn
+        with the split's seed from the training pixels (a class with fewer keeps all it has; None: every training
+        pixel). The same seed gives the same pixels for every model.
+    train_fraction : float | None
+        Label budget as a share in (0, 1] of each class's training pixels (rounded, at least one); exclusive with
+        train_per_class.
+    val_budget : Literal["same", "all", "none"]
+        The validation pixels under a label budget: same: the same budget drawn from the validation pixels (early
+        stopping and the best checkpoint judged on them); all: every validation pixel; none: no validation pixel.
     patch_size : int
         Side of the square patch around each pixel (odd, >= 1).
     padding : Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"]
@@ -263,12 +275,14 @@ class HSIDataModule(pl.LightningDataModule):
         fractions: Annotated[tuple[float, float, float], recipe()] = (0.6, 0.2, 0.2),
         split_seed: Annotated[int | None, recipe(SPLIT_SEED)] = None,
         folds: Annotated[int | None, recipe(FOLDS)] = None, fold: Annotated[int | None, recipe(FOLD)] = None,
+        train_per_class: Annotated[int | None, recipe(TRAIN_PER_CLASS)] = None,
+        train_fraction: Annotated[float | None, recipe(TRAIN_FRACTION)] = None,
+        val_budget: Annotated[Literal["same", "all", "none"], recipe()] = "same",
         patch_size: Annotated[int, recipe(PATCH_SIZE)] = DEFAULT_PATCH_SIZE,
         padding: Annotated[Literal["reflect", "symmetric", "edge", "zeros", "constant", "wrap"], recipe()] = "reflect",
         batch_size: Annotated[int, loader(AT_LEAST_ONE)] = 64,
         num_workers: Annotated[int, loader(AT_LEAST_ZERO)] = 0,
-        pin_memory: Annotated[bool, loader()] = False,
-        persistent_workers: Annotated[bool, loader()] = False,
+        pin_memory: Annotated[bool, loader()] = False, persistent_workers: Annotated[bool, loader()] = False,
         cache_dir: Annotated[str | None, loader()] = None,
         cache: Annotated[Literal["cube", "patches", "memory"], recipe(resume="free")] = "cube",
         augment: Annotated[bool, loader()] = True,
@@ -634,6 +648,9 @@ class HSIDataModule(pl.LightningDataModule):
                                    "val_scenes": list(col.val_scenes), "scenes": counts}
         for k in ("train", "val", "test"):
             summary[f"{k}_pixels"] = sum(c[f"{k}_pixels"] for c in counts.values())
+        budget = next(iter(splits.values())).params.get("budget")  # one draw over the whole collection
+        if budget is not None:
+            summary["budget"] = budget
         held = list(col.test_scenes) + list(col.val_scenes)
         summary["leakage"] = collection_leakage(list(splits.values()), list(splits), self.patch_size, held)
         return summary

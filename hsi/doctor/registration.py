@@ -264,12 +264,12 @@ def registration_problems(result: Registration | None) -> tuple[list[str], list[
                         f"{result.chance:.1%} by always guessing the largest class): the label map does not belong "
                         f"to this cube (another scene, or scrambled)")
     if best is not None and best[2] > Z_FAIL and best[1] > MIN_GAIN:
-        problems.append(f"the labels fit the cube better {best[0]} ({result.accuracy + best[1]:.1%} vs "
-                        f"{result.accuracy:.1%} as given, {best[2]:.1f} standard errors): the label map is "
+        problems.append(f"the labels fit the cube better {best[0]} (held-out accuracy {best[1] * 100:+.1f} points "
+                        f"over the map as given, on the same pixels; {best[2]:.1f} standard errors): the label map is "
                         f"misregistered (shifted, flipped or transposed against the cube)")
         return evidence, problems, []
     if best is not None:
         evidence.append(f"no moved map fits better ({len(result.candidates)} tried: shifts of {SHIFTS} px each way, "
                         f"flips{', transpose' if 'transposed' in result.candidates else ''}; best {best[0]}, "
-                        f"{best[1]:+.1%}, {best[2]:+.1f} standard errors)")
+                        f"{best[1] * 100:+.1f} points, {best[2]:+.1f} standard errors)")
     return evidence, problems, _orientation_undecided(result)

@@ -12,6 +12,7 @@ its own buffer, its preprocessing fitted on its own training pixels). The module
 - :mod:`hsi.evaluate.leaderboard`: mean ± std per model over its fold runs;
 - :mod:`hsi.evaluate.stats`: the paired comparison of every model with the best;
 - :mod:`hsi.evaluate.outputs`: the leaderboard files, committed as one transaction.
+- :mod:`hsi.evaluate.curve`: the evaluation at several label budgets, and the learning curve.
 
 Importing this package imports neither torch nor Lightning (the command's parser needs only
 :mod:`hsi.evaluate.options`).

@@ -2,8 +2,9 @@
 
 A :class:`FoldJob` is one ``hsi train`` run: one model, one seed, one fold of K (or the
 per-pixel random split of the ``--random`` column). Its data options are the evaluation's
-with ``folds=K, fold=k`` (so ``hsi train --folds K --fold k`` reproduces it exactly), and it
-writes into ``<out>/runs/<model>/seed<seed>/fold<k>``. Folds are numbered from 1 to K, as people
+with ``folds=K, fold=k`` and the evaluation's split buffer (so ``hsi train --folds K --fold k
+--buffer B`` reproduces it exactly; every model of the evaluation has the same ``B``, its
+``buffer`` in ``leaderboard.json``), and it writes into ``<out>/runs/<model>/seed<seed>/fold<k>``. Folds are numbered from 1 to K, as people
 count them, everywhere: the ``fold`` option, folder names, console, metrics and leaderboard.
 """
 
@@ -33,12 +34,17 @@ class FoldJob:
         Folds of the evaluation.
     fold : int | None
         The fold tested, from 1 to ``n_folds``; None for the random-pixel split.
+    buffer : int | None
+        The split buffer of the block folds, the same for every model of the evaluation
+        (:func:`hsi.evaluate.fitness.board_buffer`); None: the DataModule's (``patch_size // 2``
+        unless given). The random-pixel split has none.
     """
 
     model: str
     seed: int
     n_folds: int
     fold: int | None
+    buffer: int | None = None
 
     @property
     def folder(self) -> PurePosixPath:
@@ -53,11 +59,12 @@ class FoldJob:
         return f"{self.model} seed {self.seed} {where}"
 
     def data(self, given: dict[str, Any]) -> dict[str, Any]:
-        """The run's DataModule arguments: the evaluation's, with this fold (or the random split)."""
+        """The run's DataModule arguments: the evaluation's, with this fold and buffer (or the random split)."""
         data = {k: v for k, v in given.items() if k not in ("folds", "fold")}
         if self.fold is None:
             return {**data, "split": "random"}
-        return {**data, "folds": self.n_folds, "fold": self.fold}
+        buffer = {} if self.buffer is None else {"buffer": self.buffer}
+        return {**data, "folds": self.n_folds, "fold": self.fold, **buffer}
 
     def model_args(self, given: dict[str, Any], classical: tuple[str, ...]) -> dict[str, Any]:
         """The run's task arguments: the given ones for a network, none for a classical baseline."""
@@ -83,12 +90,14 @@ def expand_models(models: tuple[str, ...], known: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def plan(models: tuple[str, ...], seeds: tuple[int, ...], n_folds: int, random: bool) -> list[FoldJob]:
-    """Every run, model by model, seed by seed, fold by fold (the random split last)."""
+def plan(models: tuple[str, ...], seeds: tuple[int, ...], n_folds: int, random: bool,
+         buffer: int | None = None) -> list[FoldJob]:
+    """Every run, model by model, seed by seed, fold by fold (the random split last); the block folds with the split
+    ``buffer`` (:attr:`FoldJob.buffer`)."""
     jobs = []
     for model in models:
         for seed in seeds:
-            jobs += [FoldJob(model, seed, n_folds, k) for k in range(1, n_folds + 1)]
+            jobs += [FoldJob(model, seed, n_folds, k, buffer) for k in range(1, n_folds + 1)]
         if random:
             jobs += [FoldJob(model, seed, n_folds, None) for seed in seeds]
     return jobs

@@ -6,8 +6,10 @@ class's mean accuracy over the runs whose test split holds the class (``per_clas
 None for a class in no test split), ``seconds`` the mean time of one fold run, ``parameters``,
 ``epoch_s`` and ``pixels_per_s`` the trainable parameters, fit seconds per epoch and test pixels
 classified per second (None for what a model has not), ``settings`` what the runs were given (patch,
-PCA, scaling, input bands, epochs), and ``folds`` every run's own scores and leakage audit. With ``--random``, ``random`` holds the
-same statistics over the random-split runs. Rows are ordered by mean OA, best first (ties by
+PCA, scaling, input bands, epochs), and ``folds`` every run's own scores, leakage audit and train, val and
+test pixel counts. With ``--random``, ``random`` holds the same statistics over the random-split runs.
+``buffer`` is the split buffer of every block fold, the same for every model (the largest any
+model needs), so on each fold every model trained, validated and was tested on the same pixels. Rows are ordered by mean OA, best first (ties by
 name), so the table is the same for the same runs.
 """
 
@@ -76,8 +78,9 @@ def _row(model: str, results: list[Any]) -> dict[str, Any]:
     return row
 
 
-def leaderboard(results: list[Any], config: Any, seconds: float) -> dict[str, Any]:
-    """The leaderboard of the fold runs ``results`` (:class:`~hsi.evaluate.running.FoldResult`) of ``config``."""
+def leaderboard(results: list[Any], config: Any, seconds: float, buffer: int | None = None) -> dict[str, Any]:
+    """The leaderboard of the fold runs ``results`` (:class:`~hsi.evaluate.running.FoldResult`) of ``config``, whose
+    block folds all had the split ``buffer`` (:func:`hsi.evaluate.fitness.board_buffer`)."""
     models = list(dict.fromkeys(r.job.model for r in results))
     rows = [_row(m, [r for r in results if r.job.model == m]) for m in models]
     rows.sort(key=lambda row: (-row["oa_mean"], row["model"]))
@@ -90,6 +93,7 @@ def leaderboard(results: list[Any], config: Any, seconds: float) -> dict[str, An
         "n_folds": config.n_folds,
         "seeds": list(config.options.seeds),
         "block_size": first["split"].get("block_size"),
+        "buffer": buffer,
         "rows": rows,
         "settings": {"data": _jsonable(config.data), "model": _jsonable(config.model), "run": _jsonable(config.run),
                      "models": list(config.options.model_names), "random": bool(config.options.random)},

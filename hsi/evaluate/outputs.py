@@ -85,13 +85,26 @@ def markdown_table(board: dict[str, Any]) -> str:
             cells.append(_pm(row["random"], "oa") if "random" in row else "")
         lines.append("| " + " | ".join(cells) + " |")
     runs = len(board["rows"][0]["folds"])
-    note = (f"{board['scene']}: {board['n_folds']}-fold spatial cross-validation over {board['block_size']} px blocks, "
-            f"seeds {', '.join(map(str, board['seeds']))}: mean ± std over {runs} fold runs per model; leak = test "
+    buffer = "" if board.get("buffer") is None else f" with a {board['buffer']} px buffer shared by every model"
+    note = (f"{board['scene']}: {board['n_folds']}-fold spatial cross-validation over {board['block_size']} px "
+            f"blocks{buffer}{_budget_note(board)}, seeds {', '.join(map(str, board['seeds']))}: mean ± std over {runs} fold runs per model; leak = test "
             "pixels inside training patches (largest over the folds); params = trainable parameters; s/epoch = fit "
             "seconds per epoch; test px/s = test pixels classified per second (one process).")
     skipped = "".join(f"\n\nskipped, cannot run on this scene: {model}: {why}"
                       for model, why in (board.get("skipped") or {}).items())
     return "\n".join(lines) + "\n\n" + per_class_table(board) + "\n\n" + note + skipped
+
+
+def _budget_note(board: dict[str, Any]) -> str:
+    """``, 10 training pixels per class`` for a board run at a label budget (blank without one)."""
+    data = (board.get("settings") or {}).get("data") or {}
+    if data.get("train_per_class") is not None:
+        budget = f"{data['train_per_class']} training pixels per class"
+    elif data.get("train_fraction") is not None:
+        budget = f"{data['train_fraction']:g} of each class's training pixels"
+    else:
+        return ""
+    return f", {budget} (validation: {data.get('val_budget') or 'same'})"
 
 
 def csv_text(board: dict[str, Any]) -> str:

@@ -4,13 +4,18 @@ A fold run is ``hsi train``'s run (:func:`hsi.training.run.run_backend`, the sam
 the same output folder, committed with its ``run.json``), with the fold's data options
 (:meth:`hsi.evaluate.folds.FoldJob.data`). A folder whose ``run.json`` is complete, whose files
 match it, whose ``metrics.json`` records the same settings and whose :data:`FOLD_RECORD` records
-the same inputs (the content of the scene's files, :func:`scene_identity`) is a finished fold:
+the same inputs (the content of the scene's files, :func:`scene_identity`, and the split buffer the
+evaluation chose for all its models) is a finished fold:
 it is reused, not run again, so an interrupted evaluation resumes where it stopped. A fold whose
 files were edited or deleted, or whose scene changed, is run again and its progress line says
 why; a file in its folder that hsi did not write is never replaced (the error names the change).
 Each fold's leakage
 audit (:func:`hsi.preprocess.leakage.leakage_report`: test pixels inside training patches) is
-computed from the split of the fold's own DataModule.
+computed from the split of the fold's own DataModule, with the window its model reads.
+
+Every model of an evaluation trains, validates and is tested on the same pixels: the block
+folds share one split buffer, the largest any model needs (:func:`hsi.evaluate.fitness.board_buffer`),
+and :func:`check_same_pixels` refuses a leaderboard whose models got different pixel counts on a fold.
 """
 
 from __future__ import annotations
@@ -30,7 +35,8 @@ from hsi.errors import LeakageWarning, OptionError, OverwriteError, RunOutputErr
 from hsi.evaluate.folds import FoldJob, check_models, expand_models, plan
 from hsi.evaluate.options import EvaluateOptions, check_split
 
-__all__ = ["FOLD_RECORD", "EvaluationConfig", "FoldResult", "run_evaluation", "run_fold", "scene_identity"]
+__all__ = ["FOLD_RECORD", "EvaluationConfig", "FoldResult", "check_same_pixels", "run_evaluation", "run_fold",
+           "scene_identity"]
 
 #: beside a fold run's ``run.json``: the inputs it was made from and the SHA-256 of the ``run.json`` it vouches for
 FOLD_RECORD = "evaluate-fold.json"
@@ -97,7 +103,8 @@ class FoldResult:
         m = self.metrics
         return {"seed": self.job.seed, "fold": self.job.fold, "oa": m["oa"], "aa": m["aa"], "kappa": m["kappa"],
                 "leak": self.leak, "per_class": m["per_class"], "test_pixels": m["split"]["test_pixels"],
-                "train_pixels": m["split"]["train_pixels"], "seconds": m["timing"]["total_s"],
+                "train_pixels": m["split"]["train_pixels"], "val_pixels": m["split"].get("val_pixels"),
+                "buffer": m["split"].get("buffer"), "seconds": m["timing"]["total_s"],
                 "parameters": m.get("parameters"), "epoch_s": m["timing"].get("epoch_s"),
                 "pixels_per_s": m["timing"].get("pixels_per_s"), "run": self.job.folder.as_posix()}
 
@@ -112,15 +119,19 @@ def _train_config(job: FoldJob, config: EvaluationConfig, folder: Path) -> Any:
                        run=run, given_run=set(config.run) | {"seed", "out", "overwrite"})
 
 
-def _same_settings(recorded: dict[str, Any], settings: Any, model_defaults: dict[str, Any]) -> str | None:
+def _same_settings(recorded: dict[str, Any], settings: Any, model_defaults: dict[str, Any],
+                   board: tuple[str, ...] = ()) -> str | None:
     """The first setting of ``settings`` that the run's recorded ``config`` differs in (None: the same run).
 
     ``model_defaults`` are the model arguments a run that gives none trains with: a run
-    recorded with another value of one (or none, an older recipe) is another run.
+    recorded with another value of one (or none, an older recipe) is another run. The
+    DataModule arguments named in ``board`` were chosen by the evaluation, not given: they
+    are judged with the inputs (:data:`FOLD_RECORD`), not here.
     """
     from hsi._roles import same_value
 
-    wanted = {"data": settings.data, "model": {**model_defaults, **settings.model},
+    wanted = {"data": {k: v for k, v in settings.data.items() if k not in board},
+              "model": {**model_defaults, **settings.model},
               "run": {k: getattr(settings.run, k) for k in ("epochs", "patience", "refit", "seed")}}
     for group, values in wanted.items():
         for name, value in values.items():
@@ -131,13 +142,14 @@ def _same_settings(recorded: dict[str, Any], settings: Any, model_defaults: dict
 
 
 def finished_run(folder: Path, settings: Any, overwrite: bool, model_defaults: dict[str, Any] | None = None,
-                 inputs: Any = None) -> tuple[dict[str, Any] | None, str | None]:
+                 inputs: Any = None, board: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, str | None]:
     """``(metrics, why)``: the ``metrics.json`` of a finished run of ``settings`` on ``inputs`` in ``folder``, else None
     and why the run found there cannot be reused (None: there is none).
 
     ``model_defaults``: the model arguments' defaults that count as given (the network's
     training recipe, :func:`hsi.training.task.training_defaults`). ``inputs``: what the run
-    is made from (:func:`scene_identity`), compared with the folder's :data:`FOLD_RECORD`.
+    is made from (:func:`scene_identity`), compared with the folder's :data:`FOLD_RECORD`, as are
+    ``board``: the DataModule arguments the evaluation chose for all its models (``{"buffer": 3}``).
 
     Raises
     ------
@@ -154,16 +166,17 @@ def finished_run(folder: Path, settings: Any, overwrite: bool, model_defaults: d
         metrics = json.loads((folder / "metrics.json").read_text())
     except (OSError, ValueError):
         return None, None
-    differs = _same_settings(metrics.get("config", {}), settings, model_defaults or {})
+    differs = _same_settings(metrics.get("config", {}), settings, model_defaults or {}, tuple(board or ()))
     if differs is not None and not overwrite:
         raise RunOutputError(f"{folder}: holds a finished fold run made with {differs}; pass --overwrite to run it "
                              "again with this evaluation's settings, or choose another --out")
-    changed = f"it was made with {differs}" if differs is not None else _changed_inputs(folder, inputs)
+    changed = f"it was made with {differs}" if differs is not None else _changed_inputs(folder, inputs, board)
     return (None, changed) if changed is not None else ({**metrics, "out": str(folder)}, None)
 
 
-def _changed_inputs(folder: Path, inputs: Any) -> str | None:
-    """How the inputs differ from those :data:`FOLD_RECORD` records for the run in ``folder`` (None: the same)."""
+def _changed_inputs(folder: Path, inputs: Any, board: dict[str, Any] | None = None) -> str | None:
+    """How the inputs (the scene, then the evaluation's ``board`` choices) differ from those :data:`FOLD_RECORD`
+    records for the run in ``folder`` (None: the same)."""
     from hsi._identity import first_change
     from hsi.training.outputs import RUN_MANIFEST
     from hsi.transaction import file_record
@@ -174,17 +187,31 @@ def _changed_inputs(folder: Path, inputs: Any) -> str | None:
         record = None
     if not isinstance(record, dict) or record.get("run_json_sha256") != file_record(folder / RUN_MANIFEST)["sha256"]:
         return f"no {FOLD_RECORD} records the inputs of its run (made by an older hsi, or by hsi train)"
-    return first_change(record.get("inputs"), inputs, "the scene")
+    return first_change(record.get("inputs"), inputs, "the scene") or _changed_board(record.get("board"), board or {})
 
 
-def _write_record(folder: Path, inputs: Any) -> None:
-    """:data:`FOLD_RECORD` of the run just committed in ``folder`` (atomically)."""
+def _changed_board(recorded: Any, board: dict[str, Any]) -> str | None:
+    """How the evaluation's choices ``board`` differ from those a fold record holds (None: the same)."""
+    recorded = recorded if isinstance(recorded, dict) else {}
+    for name, value in board.items():
+        if recorded.get(name) is None:
+            return (f"the evaluation's {name} is {value} for every model, and its run was made with its own "
+                    "(by an older hsi)")
+        if recorded[name] != value:
+            return f"the evaluation's {name} is now {value} for every model (its run was made with {recorded[name]})"
+    return None
+
+
+def _write_record(folder: Path, inputs: Any, board: dict[str, Any] | None = None) -> None:
+    """:data:`FOLD_RECORD` of the run just committed in ``folder`` (atomically), with the evaluation's ``board``
+    choices."""
     from hsi._atomic import write_json_atomic
     from hsi.training.outputs import RUN_MANIFEST
     from hsi.transaction import file_record
 
     record = {"format": "hsi.evaluate-fold", "version": 1,
-              "run_json_sha256": file_record(folder / RUN_MANIFEST)["sha256"], "inputs": inputs}
+              "run_json_sha256": file_record(folder / RUN_MANIFEST)["sha256"], "inputs": inputs,
+              "board": dict(board or {})}
     write_json_atomic(folder / FOLD_RECORD, record, indent=1)
 
 
@@ -218,21 +245,23 @@ def _recipe_defaults(model: str) -> dict[str, Any]:
     return {} if model in CLASSICAL_MODELS else training_defaults()
 
 
-def fold_leak(data: dict[str, Any]) -> int:
-    """Test pixels inside a training patch of the split ``data`` makes (the fold's own DataModule)."""
+def fold_leak(data: dict[str, Any], patch_size: int | None = None) -> int:
+    """Test pixels inside a training window of side ``patch_size`` (None: the DataModule's patch) of the split
+    ``data`` makes (the fold's own DataModule); a classical model reads a window of 1."""
     from hsi.data import HSIDataModule
     from hsi.preprocess.leakage import leakage_report
 
     datamodule = HSIDataModule(**{**data, "predict_on": "test"})
-    split = datamodule.split
-    return int(leakage_report(split.train, split.test, datamodule.patch_size)["test_pixels_in_train_patches"])
+    split, window = datamodule.split, datamodule.patch_size if patch_size is None else patch_size
+    return int(leakage_report(split.train, split.test, window)["test_pixels_in_train_patches"])
 
 
 def run_fold(job: FoldJob, config: EvaluationConfig, out: Path, inputs: Any = None) -> FoldResult:
-    """One fold run (or the finished one found in its folder, made from the same ``inputs``: :func:`scene_identity`)
-    and its leakage audit."""
+    """One fold run (or the finished one found in its folder, made from the same ``inputs``: :func:`scene_identity`,
+    and with the same buffer) and its leakage audit."""
     import torch
 
+    from hsi.classical import CLASSICAL_MODELS
     from hsi.training.run import backend_for, run_backend, settle
 
     folder = out / job.folder
@@ -241,7 +270,11 @@ def run_fold(job: FoldJob, config: EvaluationConfig, out: Path, inputs: Any = No
     backend.check(cfg)
     settings = settle(cfg, backend)
     settings.model.setdefault("model", cfg.model_name)
-    metrics, why = finished_run(folder, settings, config.options.overwrite, _recipe_defaults(cfg.model_name), inputs)
+    # a buffer the evaluation chose (not given: a setting) is one of the fold's inputs: a change runs the fold again
+    board = {} if job.buffer is None else {"buffer": job.buffer}
+    chosen = board if config.data.get("buffer") is None else {}
+    metrics, why = finished_run(folder, settings, config.options.overwrite, _recipe_defaults(cfg.model_name), inputs,
+                                chosen)
     reused = metrics is not None
     if metrics is None:
         if cfg.run.threads is not None:
@@ -255,11 +288,11 @@ def run_fold(job: FoldJob, config: EvaluationConfig, out: Path, inputs: Any = No
             if why is None:
                 raise
             raise OverwriteError(f"{job.label}: {why}, so it must be run again, but {err}") from err
-        _write_record(folder, inputs)
+        _write_record(folder, inputs, board)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LeakageWarning)  # the run said what the split lacks; not again
         warnings.simplefilter("ignore", StratificationWarning)
-        leak = fold_leak(settings.data)
+        leak = fold_leak(settings.data, 1 if cfg.model_name in CLASSICAL_MODELS else None)
     return FoldResult(job, metrics, leak, reused, why)
 
 
@@ -411,6 +444,36 @@ def check_enough_blocks(probe: Any, n_folds: int) -> list[str] | None:
     return names
 
 
+def check_same_pixels(results: list[FoldResult]) -> None:
+    """Refuse a leaderboard whose models were given different pixels on one fold: every block fold of one seed must
+    count the same train, val and test pixels for every model (the board's one buffer gives them that).
+
+    Raises
+    ------
+    SplitError
+        Naming the fold, the two models and their counts.
+    """
+    from hsi.errors import SplitError
+
+    first: dict[tuple[int, int], FoldResult] = {}
+    for result in results:
+        if result.job.fold is None:
+            continue
+        key = (result.job.seed, result.job.fold)
+        seen = first.setdefault(key, result)
+        mine, theirs = _pixel_counts(result), _pixel_counts(seen)
+        if mine != theirs:
+            raise SplitError(f"seed {key[0]} fold {key[1]}/{result.job.n_folds}: {seen.job.model} was given "
+                             f"{theirs} train/val/test pixels and {result.job.model} {mine} (see their metrics.json "
+                             "split): the models of one leaderboard must share every fold's pixels")
+
+
+def _pixel_counts(result: FoldResult) -> tuple[int, ...]:
+    """The train, val and test pixel counts of a fold run's ``metrics.json``."""
+    split = result.metrics["split"]
+    return tuple(int(split.get(f"{k}_pixels") or 0) for k in ("train", "val", "test"))
+
+
 def _remove_empty_folders(out: Path, created: bool) -> None:
     """After a failure: the empty folders the evaluation made under ``out/runs`` (and ``out`` when it made it)."""
     runs = out / "runs"
@@ -429,6 +492,7 @@ def run_evaluation(config: EvaluationConfig, log: Any = None) -> dict[str, Any]:
     ``log(line)`` receives a progress line per fold (default: stderr). Ctrl-C keeps the
     finished fold runs; the same command resumes.
     """
+    from hsi.evaluate.fitness import board_buffer
     from hsi.evaluate.leaderboard import leaderboard
     from hsi.evaluate.outputs import write_outputs
 
@@ -439,7 +503,8 @@ def run_evaluation(config: EvaluationConfig, log: Any = None) -> dict[str, Any]:
         log("warning: --random: the random-pixel split lets test pixels into training patches (see each run's "
             "leak); its column is for comparison with the literature only")
     models, skipped = fit_models(config, names, log)
-    jobs = plan(models, opts.seeds, config.n_folds, opts.random)
+    buffer = board_buffer(models, config.data, config.model)
+    jobs = plan(models, opts.seeds, config.n_folds, opts.random, buffer)
     inputs, created = scene_identity(config.data), not out.exists()
     started, results = time.perf_counter(), []
     try:
@@ -454,7 +519,8 @@ def run_evaluation(config: EvaluationConfig, log: Any = None) -> dict[str, Any]:
     except BaseException:
         _remove_empty_folders(out, created)
         raise
-    board = leaderboard(results, config, time.perf_counter() - started)
+    check_same_pixels(results)
+    board = leaderboard(results, config, time.perf_counter() - started, buffer)
     if skipped:
         board["skipped"] = skipped
     write_outputs(out, board, results)

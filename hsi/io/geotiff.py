@@ -236,14 +236,17 @@ def _nodata(dataset: Any, path: Path, dtype: np.dtype) -> float | None:
 
 
 def _band_scaling(dataset: Any, path: Path) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """GDAL's per-band ``(scale, offset)`` (value = raw * scale + offset); None for all 1 / all 0."""
+    """GDAL's per-band ``(scale, offset)`` (value = raw * scale + offset); None for all 1 / all 0.
+
+    A scale must be a finite number > 0: a negative one would turn every spectrum upside down.
+    """
     scales = np.asarray([1.0 if s is None else s for s in dataset.scales], dtype=np.float64)
     offsets = np.asarray([0.0 if o is None else o for o in dataset.offsets], dtype=np.float64)
-    bad = ~np.isfinite(scales) | (scales == 0) | ~np.isfinite(offsets)
+    bad = ~np.isfinite(scales) | (scales <= 0) | ~np.isfinite(offsets)
     if bad.any():
         band = int(np.flatnonzero(bad)[0])
         raise CubeFormatError(f"{path}: band {band + 1} has scale {scales[band]!r} and offset {offsets[band]!r}; "
-                              f"expected a finite non-zero scale and a finite offset")
+                              f"expected a finite scale > 0 and a finite offset (gdal_edit.py -scale / -offset sets them)")
     return (None if np.all(scales == 1) else scales), (None if np.all(offsets == 0) else offsets)
 
 

@@ -186,7 +186,9 @@ def make_trainer(run: Any, out: Path, given: Any = ()) -> tuple[L.Trainer, Model
         deterministic=True, logger=make_loggers(run.logger, out), enable_progress_bar=bar,
         enable_model_summary=False, log_every_n_steps=10, num_sanity_val_steps=0,
         callbacks=[RunRecord(run, given), best, last,
-                   RunEarlyStopping(monitor="val_oa", mode="max", patience=run.patience), *progress_callbacks],
+                   # not strict: with no validation pixel (val_budget="none") there is no val_oa and no early stop
+                   RunEarlyStopping(monitor="val_oa", mode="max", patience=run.patience, strict=False),
+                   *progress_callbacks],
     )
     return trainer, best, last
 
@@ -197,6 +199,10 @@ def _fit(trainer: L.Trainer, task: HSIClassifier, datamodule: HSIDataModule, res
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*does not have many workers.*")
         warnings.filterwarnings("ignore", message="Checkpoint directory .* exists and is not empty")
+        # no validation pixel (val_budget="none"): the last epoch is kept, the learning rate follows no plateau
+        warnings.filterwarnings("ignore", message=".*could not find the monitored key.*")
+        warnings.filterwarnings("ignore", message="Total length of .* across ranks is zero")
+        warnings.filterwarnings("ignore", message=".*conditioned on metric `val_oa` which is not available.*")
         try:
             trainer.fit(task, datamodule=datamodule, ckpt_path=resume)
         except SystemExit:  # Lightning exits on Ctrl-C; say where the state went
@@ -218,7 +224,9 @@ def reported_checkpoint(best: ModelCheckpoint, last: ModelCheckpoint, out: Path,
     run's folder): it reports the resumed checkpoint, copied into ``out`` as ``best.ckpt`` and
     ``last.ckpt`` (the copy is refit, never the file given to ``--resume``).
     """
-    for path in (best.best_model_path, last.last_model_path):
+    # with no validation pixel (val_budget="none") there is no best epoch: the last one's (a checkpoint without a
+    # monitor records its file as its best_model_path)
+    for path in (best.best_model_path, last.last_model_path, last.best_model_path):
         if path and Path(path).resolve().parent == Path(out).resolve() and Path(path).is_file():
             return str(path)
     if resume is None:

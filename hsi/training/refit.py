@@ -206,7 +206,11 @@ def refit_checkpoint(path: str, datamodule: Any, accelerator: str = "cpu") -> Re
     if layer is None:
         return RefitReport(False, "no final Linear or 1x1 Conv2d layer with one output per class")
     train = layer_inputs(net, layer, _patches(datamodule, datamodule.fixed_dataloader("train"), device))
-    val = layer_inputs(net, layer, _patches(datamodule, datamodule.val_dataloader(), device))
+    val_loader = datamodule.val_dataloader()
+    if len(val_loader.dataset) == 0:  # no validation pixel (val_budget="none"): nothing to judge by, none to read
+        val = None if train is None else (train[0][:0], train[1][:0])
+    else:
+        val = layer_inputs(net, layer, _patches(datamodule, val_loader, device))
     if train is None or val is None:
         return RefitReport(False, "the network's output is not its last layer's")
     weight, bias = _weights(layer)

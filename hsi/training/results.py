@@ -38,7 +38,7 @@ from hsi.training.report import (
 )
 from hsi.training.task import HSIClassifier
 
-__all__ = ["Evaluation", "evaluate", "jsonable", "score", "write_predictions", "write_reports"]
+__all__ = ["Evaluation", "evaluate", "jsonable", "score", "split_record", "write_predictions", "write_reports"]
 
 
 @dataclass
@@ -115,6 +115,14 @@ def write_predictions(out: Path, evaluation: Evaluation, class_names: list[str] 
                      probs=evaluation.probs)
 
 
+def split_record(summary: dict[str, Any]) -> dict[str, Any]:
+    """The split as ``metrics.json`` records it: its ``fold`` counted from 1, as the ``fold`` option, the evaluation's
+    folders and its leaderboard count it (the split itself counts from 0, :func:`hsi.preprocess.block_split`)."""
+    if summary.get("fold") is None:
+        return summary
+    return {**summary, "fold": int(summary["fold"]) + 1}
+
+
 def base_metrics(datamodule: HSIDataModule, evaluation: Evaluation, model_name: str) -> dict[str, Any]:
     """The scores and data facts every run reports (several scenes: :func:`collection_metrics` too)."""
     names = list(datamodule.class_names)
@@ -138,7 +146,7 @@ def base_metrics(datamodule: HSIDataModule, evaluation: Evaluation, model_name: 
         "scene": datamodule.scene_name,
         "num_bands": datamodule.num_bands,
         "patch_size": datamodule.patch_size,
-        "split": datamodule.split_summary(),
+        "split": split_record(datamodule.split_summary()),
         "excluded_nonfinite": datamodule.excluded_nonfinite,
         "best_checkpoint": evaluation.checkpoint,
         "hsi_version": hsi.__version__,

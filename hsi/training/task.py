@@ -266,7 +266,8 @@ class HSIClassifier(L.LightningModule):
             sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, int(hp.max_epochs or 1)))
             return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "interval": "epoch"}}
         sched = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, mode="max", factor=0.5, patience=5)
-        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "monitor": "val_oa"}}
+        # not strict: with no validation pixel (val_budget="none") the rate is never lowered
+        return {"optimizer": opt, "lr_scheduler": {"scheduler": sched, "monitor": "val_oa", "strict": False}}
 
     def on_load_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         """Check the weights fit this network, and remember the learning rate they were trained with.

@@ -237,3 +237,13 @@ def test_inspect_shows_crs_transform_and_nodata(gt, capsys):
     assert "georeference: unusable (" in capsys.readouterr().out
     assert main([str(gt.no_crs), "--ignore-georef"]) == 0
     assert "georeference: none" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("scale", [-1e-4, 0.0])
+def test_a_band_scale_that_is_not_positive_is_refused_naming_the_band(tmp_path, scale):
+    from tests.io.geotiff_fixtures import C, OFFSETS, _write
+
+    raw = np.random.default_rng(0).integers(0, 10000, size=(4, 5, C)).astype(np.int16)
+    path = _write(tmp_path / "neg.tif", raw, scales=(1e-4,) * (C - 1) + (scale,), offsets=OFFSETS)
+    with pytest.raises(CubeFormatError, match=rf"neg.tif: band {C} has scale .*expected a finite scale > 0"):
+        read_cube(path)

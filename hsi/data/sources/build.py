@@ -25,9 +25,11 @@ from hsi.data.sources.classes import present_classes, renumber, union_classes
 from hsi.data.sources.entries import Collection
 from hsi.data.sources.load import prepare, scene_facts
 from hsi.data.sources.split import collection_split
+from hsi.data.build import budget_of
 from hsi.data.cache import CacheEntry, PatchCache, json_roundtrip, materialize
 from hsi.errors import CheckpointError, OptionError
 from hsi.preprocess._base import nodata_mask
+from hsi.preprocess.budget import apply_budget
 
 __all__ = ["STATE_FORMAT", "collection_state", "entry_identities", "memo_path", "open_entries"]
 
@@ -136,7 +138,7 @@ def collection_state(col: Collection, values: dict[str, Any], load: Loader,
         return prepare(src, col.entries[i], grid, union, palette, widths)
 
     labels = [renumber(lab, f["class_names"], union) for lab, f in zip(raw, facts)]
-    splits = collection_split(labels, col, values)
+    splits = apply_budget(labels, collection_split(labels, col, values), budget_of(values))  # pooled over scenes
     pipeline, own = _fit_pipelines(values, col, load, prepared, splits, grid)
     for f, lab in zip(facts, labels):
         f["classes"] = present_classes(lab, union)
