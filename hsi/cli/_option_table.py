@@ -153,7 +153,8 @@ TABLE = {'options': {'data': [{'param': 'scene',
                        'name': 'buffer',
                        'annotation': 'int | None',
                        'help': 'Pixels left out of training around val/test blocks (None: patch_size // 2, '
-                               'so no training patch sees a val/test pixel).',
+                               'so no training patch sees a val/test pixel; `hsi evaluate`: the largest any '
+                               'model of the board needs, the same for all).',
                        'default': None,
                        'check': "integer(0, optional=True, none_means=' (patch_size // 2)')"},
                       {'param': 'fractions',

@@ -183,7 +183,7 @@ class HSIDataModule(pl.LightningDataModule):
         Side of the square blocks of the block split, in pixels.
     buffer : int | None
         Pixels left out of training around val/test blocks (None: patch_size // 2, so no training patch
-        sees a val/test pixel).
+        sees a val/test pixel; `hsi evaluate`: the largest any model of the board needs, the same for all).
     fractions : tuple[float, float, float]
         Train, val and test fractions (for split=fixed, the val share is taken from the training pixels).
     split_seed : int | None
