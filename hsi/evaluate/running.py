@@ -391,6 +391,7 @@ def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
     from hsi.training.options import RunOptions
 
     check_split(config.data)
+    check_one_budget(config.data)
     check_models(config.options.model_names, known_models())
     refuse_pca_for(expand_models(config.options.model_names, known_models()), config.data.get("pca"),
                    wavelength_models())
@@ -398,6 +399,16 @@ def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
     RunOptions(**config.run)
     out = check_out(config.options.out or default_out(probe.source.name))
     return out, check_enough_blocks(probe, config.n_folds)
+
+
+def check_one_budget(data: dict[str, Any]) -> None:
+    """Refuse several label budgets in one evaluation: they make a learning curve
+    (:func:`hsi.evaluate.curve.run_learning_curve`), one board per budget."""
+    for name in ("train_per_class", "train_fraction"):
+        value = data.get(name)
+        if isinstance(value, (list, tuple)):
+            raise OptionError(name, value, "one label budget (a number) per evaluation; a list of budgets makes a "
+                              "learning curve: hsi.evaluate.curve.run_learning_curve (hsi evaluate does this itself)")
 
 
 def fit_models(config: EvaluationConfig, class_names: list[str] | None, log: Any) -> tuple[tuple[str, ...],

@@ -78,8 +78,18 @@ def _announced(opened: AbstractContextManager[transaction.Transaction]) -> Itera
 
 def output_files() -> tuple[str, ...]:
     """Every file an inference run may write into its folder: each registered format's, ``metrics.json`` and the
-    manifest (only these are ever replaced by ``overwrite``)."""
-    names = [name for fmt in list_sinks() for name in declared_files(get_sink(fmt))]
+    manifest (only these are ever replaced by ``overwrite``).
+
+    A format whose declared names break the contract (:func:`hsi.sinks.registry.declared_files`)
+    can never have written a file, so it adds none; a run that chooses it is refused by
+    :func:`space_needed`, and a broken plug-in nobody chose stops no run.
+    """
+    names: list[str] = []
+    for fmt in list_sinks():
+        try:
+            names += declared_files(get_sink(fmt))
+        except PluginError:
+            continue
     return (*dict.fromkeys(names), "metrics.json", MANIFEST)
 
 
@@ -98,13 +108,16 @@ def space_needed(shape: tuple[int, int], num_classes: int, probabilities: bool,
     OptionError
         A format that is not registered.
     PluginError
-        A format whose ``bytes_needed`` is not a whole number >= 0 (:func:`hsi.sinks.registry.needed_bytes`).
+        A format whose declared file names break the contract (:func:`hsi.sinks.registry.declared_files`), or
+        whose ``bytes_needed`` is not a whole number >= 0 (:func:`hsi.sinks.registry.needed_bytes`).
     """
     from hsi.infer.arrays import label_dtype, map_specs
 
     sinks = chosen_sinks(formats)
     layout = MapLayout((int(shape[0]), int(shape[1])), int(num_classes), label_dtype(num_classes), bool(probabilities),
                        any(sink.wants_rgb for sink in sinks))
+    for sink in sinks:  # the names a chosen format will write, checked before the tile pass
+        declared_files(sink, layout)
     own = map_specs(layout.shape, layout.num_classes, layout.probabilities, layout.rgb)
     needed = sum(int(np.prod(shp)) * dtype.itemsize for shp, dtype in own.values()) + JSON_BYTES
     return needed + sum(needed_bytes(sink, layout) for sink in sinks)

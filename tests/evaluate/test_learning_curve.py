@@ -142,3 +142,16 @@ def test_budgets_are_checked_and_sorted():
     with pytest.raises(OptionError, match="integers >= 1"):
         check_budgets({"train_per_class": (5, True)})
     assert budget_folder("train_per_class", 5) == "per_class_5" and budget_folder("train_fraction", 0.1) == "fraction_0.1"
+
+
+@pytest.mark.parametrize("data", [{"train_per_class": [5, 10]}, {"train_fraction": (0.1,)}])
+def test_run_evaluation_given_a_list_of_budgets_points_to_the_learning_curve(data, tmp_path):
+    from hsi.errors import OptionError
+    from hsi.evaluate.options import EvaluateOptions
+    from hsi.evaluate.running import EvaluationConfig, run_evaluation
+
+    config = EvaluationConfig(data={"scene": "synthetic", **data},
+                              options=EvaluateOptions(models=("svm",), out=str(tmp_path / "ev")))
+    with pytest.raises(OptionError, match=r"a list of budgets makes a learning curve: .*run_learning_curve"):
+        run_evaluation(config, log=lambda line: None)
+    assert not (tmp_path / "ev").exists()

@@ -171,13 +171,18 @@ def test_a_bytes_needed_that_is_not_a_count_of_bytes_is_refused_naming_the_forma
 @pytest.mark.parametrize("declared", [("../escape.csv",), ("/tmp/abs.csv",), ("sub/file.csv",), (".hidden",), ("",),
                                       "class_counts.csv", (1,)])
 def test_a_declared_name_outside_the_output_folder_is_refused_before_any_run(toy_sink, declared):
-    """``output_files`` (asked when ``hsi infer`` checks its folder, before the tile pass) checks every format's."""
+    """A run that chooses the format is refused before the tile pass (``space_needed``); a run that does not choose
+    it is not stopped, and its names are none of the files ``overwrite`` may replace (``output_files``)."""
     from hsi.errors import PluginError
-    from hsi.infer.write import output_files
+    from hsi.infer.write import output_files, space_needed
 
     toy_sink(files=lambda self, layout: declared)
-    with pytest.raises(PluginError, match=r"output format 'toy' \(tests.sinks.test_registry.Toy\): all_files\(\) "):
-        output_files()
+    with pytest.raises(PluginError, match=r"output format 'toy' \(tests.sinks.test_registry.Toy\): files\(layout\) "):
+        space_needed((4, 4), 3, False, formats=("npy", "toy"))
+    assert space_needed((4, 4), 3, False, formats=("npy",)) > 0
+    names = output_files()
+    assert "labels.npy" in names and "metrics.json" in names
+    assert not set(names) & ({declared} if isinstance(declared, str) else {str(n) for n in declared})
 
 
 def _write_extra(self, folder, maps):
