@@ -38,7 +38,7 @@ from hsi.training.outputs import final_path
 from hsi.training.progress import progress_setup
 from hsi.training.refit import refit_checkpoint
 from hsi.training.results import evaluate
-from hsi.training.resume import RunRecord
+from hsi.training.resume import EpochSeed, RunRecord
 from hsi.training.task import HSIClassifier
 
 __all__ = ["DeepBackend", "apply_recommended_patch_size", "apply_recommended_pca", "apply_recommended_scaling", "check_devices", "make_trainer"]
@@ -185,7 +185,7 @@ def make_trainer(run: Any, out: Path, given: Any = ()) -> tuple[L.Trainer, Model
         num_nodes=run.num_nodes,
         deterministic=True, logger=make_loggers(run.logger, out), enable_progress_bar=bar,
         enable_model_summary=False, log_every_n_steps=10, num_sanity_val_steps=0,
-        callbacks=[RunRecord(run, given), best, last,
+        callbacks=[RunRecord(run, given), EpochSeed(run.seed), best, last,
                    # not strict: with no validation pixel (val_budget="none") there is no val_oa and no early stop
                    RunEarlyStopping(monitor="val_oa", mode="max", patience=run.patience, strict=False),
                    *progress_callbacks],

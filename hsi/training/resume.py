@@ -14,9 +14,9 @@ the checkpoint's, with the ones given again on the command line on top; the run 
 ``progress``) are never restored.
 
 A resumed run equals the uninterrupted one epoch for epoch: the data order and the
-augmentation are functions of ``(seed, epoch)``, and :class:`RunRecord` also draws the
-global random state (dropout) from them before every epoch's first step, which Lightning does
-not restore from a checkpoint.
+augmentation are functions of ``(seed, epoch)``, and :class:`EpochSeed` draws the global
+random state (dropout) from them before every epoch's first step, which Lightning does not
+restore from a checkpoint.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from hsi.training.progress import epoch_number
 from hsi.training.task import HSIClassifier
 
 __all__ = [
+    "EpochSeed",
     "RUN_OPTIONS_KEY",
     "ResumeState",
     "RunRecord",
@@ -216,14 +217,11 @@ def epoch_seed(seed: int, epoch: int) -> int:
 
 
 class RunRecord(Callback):
-    """Write the run's own options into every checkpoint, and seed each epoch's global random state.
+    """Write the run's own options into every checkpoint, so that ``--resume`` continues the same run.
 
     ``hsi_run_options`` holds ``options`` (every :class:`~hsi.training.options.RunOptions`
-    field but those of one invocation) and ``given`` (the names given explicitly), so that
-    ``--resume`` continues the same run (:func:`restore_run`). Before every epoch's first step the
-    global torch random state (dropout, any random layer) is seeded by :func:`epoch_seed`:
-    Lightning does not restore it from a checkpoint, and a resumed run would otherwise draw
-    other dropout masks than the run it continues.
+    field but those of one invocation) and ``given`` (the names given explicitly), read back by
+    :func:`load_resume_state` and applied by :func:`restore_run`.
 
     Parameters
     ----------
@@ -236,14 +234,29 @@ class RunRecord(Callback):
     def __init__(self, run: RunOptions, given: Any = ()) -> None:
         self.options = {k: v for k, v in run.to_dict().items() if k not in PER_INVOCATION}
         self.given = sorted(set(given) - set(PER_INVOCATION))
-        self.seed = int(run.seed)
+
+    def on_save_checkpoint(self, trainer: Any, pl_module: Any, checkpoint: dict[str, Any]) -> None:
+        """Add ``hsi_run_options`` to the checkpoint."""
+        checkpoint[RUN_OPTIONS_KEY] = {"options": dict(self.options), "given": list(self.given)}
+
+
+class EpochSeed(Callback):
+    """Seed the global random state (dropout, any random layer) of every epoch from ``(seed, epoch)``.
+
+    Lightning does not restore torch's global random state from a checkpoint, so a resumed run
+    would otherwise draw other dropout masks than the run it continues (:func:`epoch_seed`).
+
+    Parameters
+    ----------
+    seed : int
+        The run's seed.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = int(seed)
 
     def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, batch_idx: int) -> None:
         """Before an epoch's first step, seed the global random state from ``(seed, epoch)`` (torch's CPU and CUDA
         generators); later than the epoch's start, after which a resumed run's first epoch draws more than others."""
         if batch_idx == 0:
             torch.manual_seed(epoch_seed(self.seed, trainer.current_epoch))
-
-    def on_save_checkpoint(self, trainer: Any, pl_module: Any, checkpoint: dict[str, Any]) -> None:
-        """Add ``hsi_run_options`` to the checkpoint."""
-        checkpoint[RUN_OPTIONS_KEY] = {"options": dict(self.options), "given": list(self.given)}

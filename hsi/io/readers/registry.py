@@ -99,8 +99,6 @@ class Reader(abc.ABC):
         """
         source = opened(self, path, key, "ignore")
         try:
-            import numpy as np
-
             return None, np.array(source.array), None
         finally:
             source.close()
