@@ -10,13 +10,18 @@ run it again with the same ``--out`` to resume.
     python benchmarks/bench_accuracy.py --scene samson --models default svm --out bench-accuracy
     python benchmarks/bench_accuracy.py --random --out bench-accuracy        # adds the leaky random column
     python benchmarks/bench_accuracy.py --models all --out bench-all --json bench_leaderboard.json -- --threads 1
+    python benchmarks/bench_accuracy.py --models default svm rf --folds 3 --seeds 0 1 --out bench-curve \
+        --json bench_learning_curve.json -- --train-per-class 5 10 20 50 --threads 1
+    python benchmarks/bench_accuracy.py --models cnn3d --out more -- --buffer 6 --threads 1   # a part on its own
     python benchmarks/bench_accuracy.py --scene samson synthetic --out bench-all --merge more --tables-only \
         --json bench_leaderboard.json
 
 ``--models all`` is the whole registry's leaderboard (every network at its registry defaults, then svm and
 rf); ``--json`` writes every scene's leaderboard with the machine's facts (what ``benchmarks/tables.py`` reads
 from ``benchmarks/results/``), joined with the rows of other models evaluated on the same folds in other
-folders (``--merge``, e.g. run beside it on another core); ``--tables-only`` writes it without running.
+folders (``--merge``, e.g. run beside it on another core); ``--tables-only`` writes it without running. A board's
+models share one split buffer, the largest any of them needs (``hsi evaluate`` records it as ``buffer``): give
+every part the same ``--buffer`` (6 for a board with ssftt's 13 x 13 patch), or ``--merge`` refuses the boards.
 """
 
 from __future__ import annotations
@@ -82,13 +87,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write_json(path: Path, args: argparse.Namespace, argv: list[str]) -> None:
-    """Every scene's ``leaderboard.json`` that the run left in ``--out``, with the machine's facts."""
+    """Every scene's ``leaderboard.json`` (or, for several label budgets, ``learning_curve.json``: ``curves``) that
+    the run left in ``--out``, with the machine's facts."""
     import json
 
     from _machine import machine_facts
 
-    boards = []
+    boards, curves = [], []
     for scene in args.scene:
+        curve = Path(args.out) / scene / "learning_curve.json"
+        if curve.is_file():  # a run with several budgets: the curve, each budget's board in its own folder
+            curves.append(json.loads(curve.read_text()))
+            continue
         folders = [Path(out) / scene for out in (args.out, *args.merge) if (Path(out) / scene / "leaderboard.json").is_file()]
         found = [json.loads((folder / "leaderboard.json").read_text()) for folder in folders]
         if not found:
@@ -107,7 +117,8 @@ def write_json(path: Path, args: argparse.Namespace, argv: list[str]) -> None:
         for row in board["rows"]:  # each fold's own scores stay in --out; the table needs the rows' statistics
             row.pop("folds", None)
         boards.append(board)
-    path.write_text(json.dumps({"argv": argv, "machine": machine_facts(), "boards": boards}, indent=1) + "\n")
+    record = {"argv": argv, "machine": machine_facts(), "boards": boards, **({"curves": curves} if curves else {})}
+    path.write_text(json.dumps(record, indent=1) + "\n")
 
 
 if __name__ == "__main__":

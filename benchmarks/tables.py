@@ -41,6 +41,9 @@ FILES = {
     "infer_quiet": "bench_infer_quiet.jsonl",
     "infer_cuda": "bench_infer_cuda.jsonl",
     "calibration": "calibrate_synthetic.json",
+    "learning_curve": "bench_learning_curve.json",
+    "authors": "bench_authors.json",
+    "learning_curve_ssl": "bench_learning_curve_ssl.json",
 }
 #: the loader's ratio targets and the data path's largest share of a training step
 LOADER_TARGETS = {"per_item": 5.0, "memcpy": 0.75, "share": 0.05}
@@ -107,6 +110,49 @@ def when(record: dict[str, Any]) -> str:
     return f"measured {record['machine']['date'][:10]}" if "machine" in record else "transcribed"
 
 
+def buffer_words(boards: list[dict[str, Any]]) -> str:
+    """How the boards' folds left pixels out of training around the val/test blocks: one buffer per board (its
+    ``buffer``, the largest any of its models needs), or, on boards from before that rule, each model its own."""
+    buffers = {b["scene"]: b.get("buffer") for b in boards}
+    if all(v is None for v in buffers.values()):
+        return ("applies the buffer of each model's own patch, patch_size // 2 px (these boards predate one buffer "
+                "per board, so their models did not train on the same pixels)")
+    sizes = ", ".join(f"{v} px on {scene}" for scene, v in buffers.items())
+    return ("applies one split buffer to every model of a board, the largest any of its models needs: patch_size // 2 "
+            f"of the largest patch, {sizes} (`buffer` in the board's JSON), so every model trains, validates and is "
+            "tested on the same pixels")
+
+
+def default_epochs() -> int:
+    """The epochs of the default training recipe (``hsi train --epochs``'s default)."""
+    from dataclasses import fields
+
+    from hsi.training.options import RunOptions
+
+    return next(f.default for f in fields(RunOptions) if f.name == "epochs")
+
+
+def row_label(row: dict[str, Any], board: dict[str, Any], gpu: bool = False) -> str:
+    """A board row's model, with the device and epochs said where they differ from the default recipe's: e.g.
+    ``spectralformer (CPU, 2 epochs)``. ``gpu``: the JSON's machine had a GPU (for evaluations that left the
+    accelerator to the machine)."""
+    epochs = (row.get("settings") or {}).get("epochs")
+    if epochs is None or epochs == default_epochs() or row.get("epoch_s") is None:  # svm and rf have no epochs
+        return row["model"]
+    runs = [e.get("run") or {} for e in board.get("evaluations", []) if row["model"] in e.get("models", [])]
+    accelerator = str((runs[0] if runs else {}).get("accelerator") or ("gpu" if gpu else "cpu")).lower()
+    device = "CPU" if accelerator == "cpu" else "GPU"
+    return f"{row['model']} ({device}, {epochs} epoch{'s' if epochs != 1 else ''})"
+
+
+def default_row(board: dict[str, Any]) -> dict[str, Any]:
+    """The board's row of the default run: ``default (ssnet)`` (or, on boards from before that label, ``ssnet``)."""
+    from hsi.models import DEFAULT_MODEL
+
+    rows = [r for r in board["rows"] if r["model"].startswith("default")]
+    return rows[0] if rows else next(r for r in board["rows"] if r["model"] == DEFAULT_MODEL)
+
+
 # ---------------------------------------------------------------------------- sections
 def accuracy_section(acc: dict[str, Any]) -> str:
     """``hsi evaluate``'s leaderboards, one table for all scenes."""
@@ -122,7 +168,7 @@ def accuracy_section(acc: dict[str, Any]) -> str:
         "## Accuracy",
         f"`hsi evaluate` makes this table: spatial {folds}-fold cross-validation over the 16 px blocks of the block "
         "split (each labelled block is test exactly once, folds stratified by class; each fold takes its validation "
-        "blocks from its training side, applies its own buffer of patch_size // 2 px and fits its preprocessing on "
+        f"blocks from its training side, {buffer_words(acc['boards'])} and fits its preprocessing on "
         "its own training pixels). `benchmarks/bench_accuracy.py` runs it on the synthetic scene and on Samson "
         "(`--scene-options purity=0.5`) with `--models default svm rf`. Seed 0; min-max scaling, no PCA; patch 7 "
         "for the default (the window ssnet reads), 11 for svm and rf; deep: the defaults (20 epochs, AdamW 1e-3, "
@@ -133,6 +179,100 @@ def accuracy_section(acc: dict[str, Any]) -> str:
         "[Evaluation](evaluation.md).",
         table(["scene", "model", "OA %", "AA %", "kappa", "leak", "s/fold"], rows),
         provenance(acc)])
+
+
+#: the few-label targets of the default (issue 51): OA at a budget on a scene, and its lead over the SVM
+CURVE_TARGETS = {("samson", 5): 0.90, ("samson", 10): 0.95}
+LEAD_TARGET = (10, 5.0)  # labelled pixels per class, points over svm on every scene
+
+
+def _curve_cell(point: dict[str, Any] | None) -> str:
+    return "-" if point is None else f"{pct(point['oa_mean'])} ± {pct(point['oa_std'])}"
+
+
+def _default_name(curve: dict[str, Any]) -> str:
+    return next(m for m in curve["models"] if m.startswith("default"))
+
+
+def curve_table(curve: dict[str, Any]) -> str:
+    """One scene's learning curve: OA per model and budget, then the default's lead over the SVM in points."""
+    budgets = [str(b) for b in curve["budgets"]]
+    rows = [[m, *(_curve_cell(points.get(b)) for b in budgets)] for m, points in curve["models"].items()]
+    default, svm = curve["models"][_default_name(curve)], curve["models"].get("svm")
+    if svm is not None:
+        rows.append(["lead of the default over svm (points)",
+                     *(f"{100 * (default[b]['oa_mean'] - svm[b]['oa_mean']):+.1f}" for b in budgets)])
+    return table(["model", *(f"{b} per class" for b in budgets)], rows)
+
+
+def curve_verdicts(curves: list[dict[str, Any]]) -> list[str]:
+    """The few-label targets of the default, each with its measured value and whether it is met."""
+    lines = []
+    for curve in curves:
+        default = curve["models"][_default_name(curve)]
+        for (scene, budget), target in CURVE_TARGETS.items():
+            if curve["scene"] == scene and str(budget) in default:
+                oa = default[str(budget)]["oa_mean"]
+                lines.append(f"- {scene}, {budget} per class: default OA {pct(oa)} % (target >= {pct(target, 0)} %: "
+                             f"{_verdict(oa >= target)})")
+        budget, points = LEAD_TARGET
+        svm = curve["models"].get("svm", {}).get(str(budget))
+        if svm is not None and str(budget) in default:
+            lead = 100 * (default[str(budget)]["oa_mean"] - svm["oa_mean"])
+            lines.append(f"- {curve['scene']}, {budget} per class: lead over svm {lead:+.1f} points "
+                         f"(target >= {points:.0f}: {_verdict(lead >= points)})")
+    return lines
+
+
+def ssl_rows(curves: list[dict[str, Any]], ssl: dict[str, Any]) -> list[list[str]]:
+    """Per scene: the default at the SSL run's budget without and with ``--ssl``, on the same folds and seeds."""
+    rows = []
+    for board in ssl["boards"]:
+        curve = next((c for c in curves if c["scene"] == board["scene"]), None)
+        budget = str((board.get("settings") or {}).get("data", {}).get("train_per_class"))
+        plain = None if curve is None else curve["models"][_default_name(curve)].get(budget)
+        row = default_row(board)
+        change = "-" if plain is None else f"{100 * (row['oa_mean'] - plain['oa_mean']):+.1f}"
+        rows.append([board["scene"], budget, _curve_cell(plain), f"{pct(row['oa_mean'])} ± {pct(row['oa_std'])}", change])
+    return rows
+
+
+def curve_section(lc: dict[str, Any], ssl: dict[str, Any] | None) -> str:
+    """The learning curves of the few-label protocol, the targets, and what self-supervised pretraining did."""
+    curves = lc["curves"]
+    first = curves[0]
+    parts = ["## Few labels: learning curves",
+             f"`hsi evaluate --train-per-class {' '.join(map(str, first['budgets']))}` makes these tables: the board "
+             f"above at each label budget, {first['n_folds']}-fold spatial cross-validation x seeds "
+             f"{', '.join(map(str, first['seeds']))} (each seed its own folds), N labelled pixels per class drawn from "
+             "each fold's training blocks after the split and its buffer (the same pixels for every model: one buffer "
+             "per board), validation drawn to the same budget from the validation blocks (`--val-budget same`, "
+             "early stopping on it), the test blocks whole. The protocol of the few-label tables of the papers, made "
+             "spatially disjoint ([Splits](splits.md)). Mean ± std OA % over the fold runs; the default's training "
+             "recipe unchanged (`bench_accuracy.py --models default svm rf --folds "
+             f"{first['n_folds']} --seeds {' '.join(map(str, first['seeds']))} -- --train-per-class ...`)."]
+    for curve in curves:
+        parts += [f"### {curve['scene'].capitalize()}", curve_table(curve)]
+    parts += ["Targets of the default at few labels:", "\n".join(curve_verdicts(curves))]
+    if ssl is not None:
+        parts += ["### Self-supervised pretraining",
+                  "`hsi train --ssl` (off by default) first trains ssnet's stem and context by masked centre modelling "
+                  "on every pixel of the scene (300 steps of 256 windows; `hsi.training.selfsup`), then the run goes on "
+                  "as by default. Measured on the same folds, seeds and budget as the curves "
+                  "(`bench_accuracy.py --models default ... -- --train-per-class 10 --ssl`):",
+                  table(["scene", "per class", "default", "default --ssl", "change (points)"], ssl_rows(curves, ssl)),
+                  "It does not raise OA by the 3 points that would make it a default on two scenes, so it stays off; "
+                  "the [benchmark notes](benchmark-notes.md) list the variants tried.", provenance(ssl)]
+    parts.append(provenance(lc))
+    return "\n\n".join(parts)
+
+
+def short_curve(lc: dict[str, Any]) -> str:
+    """The README's learning-curve table: the default and svm per scene, OA % per budget."""
+    budgets = [str(b) for b in lc["curves"][0]["budgets"]]
+    rows = [[f"{c['scene']}: {m}", *(pct(points[b]["oa_mean"]) if b in points else "-" for b in budgets)]
+            for c in lc["curves"] for m, points in c["models"].items() if m.startswith("default") or m == "svm"]
+    return table(["OA % at N labels per class", *budgets], rows)
 
 
 def _setting(settings: dict[str, Any]) -> str:
@@ -147,27 +287,32 @@ def _count(value: float | None) -> str:
 
 
 def not_run(lb: dict[str, Any]) -> list[str]:
-    """The registry's networks that no board of the leaderboard holds."""
+    """The registry's networks that no board of the leaderboard holds (the ``default (ssnet)`` row holds ssnet)."""
     from hsi.models import list_models
 
     held = {r["model"] for board in lb["boards"] for r in board["rows"]}
+    held |= {name for label in held if label.startswith("default (") for name in label[9:-1].split(", ")}
     return [name for name in list_models() if name not in held]
 
 
 def leaderboard_section(lb: dict[str, Any]) -> str:
     """The whole registry's leaderboard (``hsi evaluate --models all``), one table per scene."""
+    folds = sorted({b["n_folds"] for b in lb["boards"]})
+    gpu = bool((lb.get("machine") or {}).get("gpu"))
     parts = ["## Every model", "`hsi evaluate --models all` makes this table: every network of the registry at its "
              "registry defaults (the patch, PCA and scaling in the settings column are what the registry recommends "
-             "for it; the training recipe is the default one: 20 epochs at most with early stopping on validation OA, "
-             "AdamW 1e-3, cosine, batch 64, the classifier layer refit), then svm and rf, in 5-fold spatial "
-             "cross-validation as above. Each evaluation ran on a core of its own with one torch thread "
-             "(`bench_accuracy.py --models ... -- --threads 1`, two side by side), and the boards were joined by "
-             "`--merge ... --tables-only` (each board's `evaluations` in the JSON). params: trainable parameters; "
-             "s/epoch: fit seconds per "
+             f"for it; the training recipe is the default one: {default_epochs()} epochs at most with early stopping "
+             "on validation OA, AdamW 1e-3, cosine, batch 64, the classifier layer refit; a row trained for fewer "
+             "epochs says so beside its name, with the device), then svm and rf, in "
+             f"{'/'.join(map(str, folds))}-fold spatial cross-validation as above, except that each fold "
+             f"{buffer_words(lb['boards'])}. Each evaluation ran with one torch thread "
+             "(`bench_accuracy.py --models ... --buffer ... -- --threads 1`, the same folds and buffer for every "
+             "part), and the boards were joined by `--merge ... --tables-only` (each board's `evaluations` in the "
+             "JSON). params: trainable parameters; s/epoch: fit seconds per "
              "epoch (validation included); test px/s: test pixels classified per second by the test pass (one "
              "process, model loading excluded). Mean ± std over the folds."]
     for board in lb["boards"]:
-        rows = [[r["model"], _setting(r.get("settings") or {}), f"{pct(r['oa_mean'])} ± {pct(r['oa_std'])}",
+        rows = [[row_label(r, board, gpu), _setting(r.get("settings") or {}), f"{pct(r['oa_mean'])} ± {pct(r['oa_std'])}",
                  f"{pct(r['aa_mean'])} ± {pct(r['aa_std'])}", f"{r['kappa_mean']:.3f} ± {r['kappa_std']:.3f}",
                  _count(r.get("parameters")), "-" if r.get("epoch_s") is None else f"{r['epoch_s']:.2f}",
                  "-" if r.get("pixels_per_s") is None else rate(r["pixels_per_s"])] for r in board["rows"]]
@@ -179,8 +324,8 @@ def leaderboard_section(lb: dict[str, Any]) -> str:
             parts.append(f"Not run on this scene in the time the machine had: {', '.join(elsewhere)}.")
     missing = not_run(lb)
     if missing:
-        parts.append(f"Not run on this machine: {', '.join(missing)} (about 15 hours of one CPU core for the boards; "
-                     "the budget per step is in the [benchmark notes](benchmark-notes.md)); "
+        parts.append(f"Not run on this machine: {', '.join(missing)} (beyond the CPU time of the session; the time a "
+                     "training step takes is in the [benchmark notes](benchmark-notes.md)); "
                      "`benchmarks/bench_gpu_models.py` measures them where a GPU is lent.")
     parts.append(provenance(lb))
     return "\n\n".join(parts)
@@ -387,6 +532,22 @@ def loader_section(quiet: dict[str, Any], shared: dict[str, Any]) -> str:
         *loader_tables(shared)])
 
 
+def authors_section(au: dict[str, Any]) -> str:
+    """hsi's published models against re-implementations of their authors' code: one training step each."""
+    rows = [[r["model"], f"{r['bands']} bands, {r['patch']} x {r['patch']}", f"{r['params_hsi']:,}",
+             f"{r['max_abs_diff']:.1e}", f"{r['hsi_ms']:.1f}", f"{r['authors_ms']:.1f}", f"**{times(r['ratio'])}**"]
+            for r in au["rows"]]
+    return "\n\n".join([
+        "## Against the authors' code",
+        "`benchmarks/bench_authors.py` re-implements the authors' SSFTT (zgr6010/HSI_SSFTT) and SpectralFormer "
+        "(danfenghong/IEEE_TGRS_SpectralFormer) with their layers and the inputs their scripts feed them, loads hsi's "
+        "weights into them (strictly: the same parameters, logits equal to the difference shown), and times one "
+        "training step of each (forward, cross-entropy, backward, AdamW; batch 64, one thread), the two taking turns "
+        "step by step (median after 2 warm-ups). speed-up: authors' ms / hsi's ms.",
+        table(["model", "input", "params (both)", "logits max diff", "hsi ms", "authors' ms", "speed-up"], rows),
+        provenance(au)])
+
+
 def step_section(ld: dict[str, Any], st: dict[str, Any]) -> str:
     """The data path's share of a training step per model; contiguous against channels-last batches."""
     share = [[r["model"], f"{r['patch']} x {r['patch']}", f"{r['data_ms']:.2f}", f"{r['step_ms']:.1f}",
@@ -534,6 +695,24 @@ def _from(key: str, record: dict[str, Any]) -> str:
     return f"`{FILES[key]}` ({when(record)})"
 
 
+def few_label_rows(lc: dict[str, Any]) -> list[list[str]]:
+    """Summary rows of the learning curves: the default at 10 labelled pixels per class against the SVM per scene."""
+    budget, points = LEAD_TARGET
+    rows = []
+    for curve in lc["curves"]:
+        default, svm = curve["models"][_default_name(curve)].get(str(budget)), curve["models"].get("svm", {}).get(str(budget))
+        if default is None or svm is None:
+            continue
+        lead = 100 * (default["oa_mean"] - svm["oa_mean"])
+        target = CURVE_TARGETS.get((curve["scene"], budget))
+        goal = f"OA >= {pct(target, 0)} %: {_verdict(default['oa_mean'] >= target)}; " if target else ""
+        rows.append([f"{curve['scene'].capitalize()}, {budget} labelled pixels per class ({curve['n_folds']} folds x "
+                     f"{len(curve['seeds'])} seeds): default OA", f"**{pct(default['oa_mean'])} ± {pct(default['oa_std'])} %** "
+                     f"(SVM {pct(svm['oa_mean'])}, lead {lead:+.1f} points)",
+                     f"{goal}lead >= {points:.0f} points: {_verdict(lead >= points)}", _from("learning_curve", lc)])
+    return rows
+
+
 def summary_rows(data: dict[str, Any]) -> list[list[str]]:
     """The headline figures, the default configuration first: measure, result, target, JSON file."""
     lb, xs, ld, lq, iq = (data[k] for k in ("leaderboard", "cross_sensor", "loader", "loader_quiet", "infer_quiet"))
@@ -542,11 +721,12 @@ def summary_rows(data: dict[str, Any]) -> list[list[str]]:
 
     for board in lb["boards"]:
         svm = next(r for r in board["rows"] if r["model"] == "svm")
-        default = next(r for r in board["rows"] if r["model"] == DEFAULT_MODEL)
+        default = default_row(board)
         rows.append([f"{board['scene'].capitalize()}, {board['n_folds']}-fold spatial CV: default ({DEFAULT_MODEL}) OA",
                      f"**{pct(default['oa_mean'])} ± {pct(default['oa_std'])} %** (SVM {pct(svm['oa_mean'])})",
                      f"beat the per-pixel SVM: {_verdict(default['oa_mean'] > svm['oa_mean'])}",
                      _from("leaderboard", lb)])
+    rows += few_label_rows(data["learning_curve"])
     worst = next(s for s in xs["summary"] if s["model"] == "default" and s["variant"] == "default")
     rows.append(["Across sensors, default model: worst held-out / in-scene OA of the 6 pairs",
                  f"**{worst['min_ratio']:.3f}** ({worst['worst_pair']})",
@@ -615,11 +795,12 @@ def short_leaderboard(lb: dict[str, Any]) -> str:
     seconds per epoch there: the README's short table."""
     boards = lb["boards"]
     models = list(dict.fromkeys(r["model"] for b in boards for r in b["rows"]))
+    gpu = bool((lb.get("machine") or {}).get("gpu"))
     rows = []
     for model in models:
         found = [next((r for r in b["rows"] if r["model"] == model), None) for b in boards]
-        first = next(r for r in found if r is not None)
-        rows.append([model, *("not run" if r is None else f"{pct(r['oa_mean'])} ± {pct(r['oa_std'])}" for r in found),
+        first, board = next((r, b) for r, b in zip(found, boards) if r is not None)
+        rows.append([row_label(first, board, gpu), *("not run" if r is None else f"{pct(r['oa_mean'])} ± {pct(r['oa_std'])}" for r in found),
                      _count(first.get("parameters")), "-" if first.get("epoch_s") is None else f"{first['epoch_s']:.1f}"])
     rows += [[name, *("not run (CPU budget)" for _ in boards), "-", "-"] for name in not_run(lb)]
     head = ["model", *(f"{b['scene']} OA %" for b in boards), f"params ({boards[0]['scene']})",
@@ -629,9 +810,14 @@ def short_leaderboard(lb: dict[str, Any]) -> str:
 
 def readme_block(data: dict[str, Any]) -> str:
     """The summary table and the short leaderboard between :data:`README_MARKERS`, as README.md carries them."""
-    return "\n".join([README_MARKERS[0], summary_table(data), "", "Every model at its registry defaults, 5-fold "
+    folds = "/".join(map(str, sorted({b["n_folds"] for b in data["leaderboard"]["boards"]})))
+    lc = data["learning_curve"]
+    curve = lc["curves"][0]
+    return "\n".join([README_MARKERS[0], summary_table(data), "", f"Every model at its registry defaults, {folds}-fold "
                       "spatial CV (`hsi evaluate --models ...`; settings and the rest: docs/benchmarks.md):", "",
-                      short_leaderboard(data["leaderboard"]), README_MARKERS[1]])
+                      short_leaderboard(data["leaderboard"]), "", f"Few labels ({curve['n_folds']}-fold spatial CV x "
+                      f"{len(curve['seeds'])} seeds, `hsi evaluate --train-per-class ...`; every model on the same pixels):",
+                      "", short_curve(lc), README_MARKERS[1]])
 
 
 INTRO = """\
@@ -661,12 +847,14 @@ def render(results: Path = RESULTS) -> str:
              summary_table(data),
              accuracy_section(data["accuracy"]),
              leaderboard_section(data["leaderboard"]),
+             curve_section(data["learning_curve"], data.get("learning_curve_ssl")),
              cross_sensor_section(data["cross_sensor"], data["cross_sensor_variants"]),
              anyband_section(data["cross_sensor_anyband"], data["cross_sensor_anyband_seed1"]),
              infer_control_section(data["cross_sensor_infer"]),
              coverage_section(data["anyband_coverage"]),
              loader_section(data["loader_quiet"], data["loader"]),
              step_section(data["loader"], data["step"]),
+             authors_section(data["authors"]),
              infer_section(data),
              calibration_section(data["calibration"])]
     return "\n\n".join(parts) + "\n"

@@ -1,4 +1,4 @@
-"""The ``hsi`` command: ``hsi train``, ``hsi evaluate``, ``hsi infer``, ``hsi inspect``, ``hsi scenes``, ... (and ``python -m hsi``).
+"""The ``hsi`` command: ``hsi train``, ``hsi pretrain``, ``hsi evaluate``, ``hsi infer``, ``hsi inspect``, ``hsi scenes``, ... (and ``python -m hsi``).
 
 Each subcommand is a module of this package with ``HELP`` (one line), ``add_arguments(parser)``
 and ``run(args) -> int``; :data:`COMMANDS` lists them. Every expected failure (an
@@ -23,6 +23,7 @@ __all__ = ["COMMANDS", "CommandParser", "main"]
 #: subcommand name -> module under hsi.cli
 COMMANDS = {
     "train": "hsi.cli.train",
+    "pretrain": "hsi.cli.pretrain",
     "infer": "hsi.cli.infer",
     "inspect": "hsi.cli.inspect",
     "scenes": "hsi.cli.scenes",
@@ -32,7 +33,7 @@ COMMANDS = {
 }
 
 #: commands that run Lightning: quiet unless --verbose (:func:`hsi._quiet.quiet_lightning`)
-VERBOSE_COMMANDS = ("train", "infer", "doctor", "evaluate")
+VERBOSE_COMMANDS = ("train", "pretrain", "infer", "doctor", "evaluate")
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130

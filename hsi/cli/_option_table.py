@@ -389,7 +389,36 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                       '(hsi.training.pretrain); networks without such a path, and resumed '
                                       'runs, are left as they are.',
                               'default': True,
-                              'check': 'boolean'}],
+                              'check': 'boolean'},
+                             {'param': 'ssl',
+                              'name': 'ssl',
+                              'annotation': 'bool',
+                              'help': "When fitting starts, pretrain the network's encoder self-supervised "
+                                      '(masked centre modelling, hsi.training.selfsup) on every pixel of the '
+                                      'scenes, labelled or not, before any label is read; networks without '
+                                      'an encoder, and resumed runs, are left as they are.',
+                              'default': False,
+                              'check': 'boolean'},
+                             {'param': 'ssl_steps',
+                              'name': 'ssl_steps',
+                              'annotation': 'int',
+                              'help': 'Steps of the self-supervised pretraining (256 windows each).',
+                              'default': 300,
+                              'check': 'integer(1)'},
+                             {'param': 'ssl_exclude_test',
+                              'name': 'ssl_exclude_test',
+                              'annotation': 'bool',
+                              'help': 'Leave out of the self-supervised pretraining every pixel whose window '
+                                      "reaches a test block (the published protocols use the test area's "
+                                      'unlabelled spectra; its labels are never read either way).',
+                              'default': False,
+                              'check': 'boolean'},
+                             {'param': 'init',
+                              'name': 'init',
+                              'annotation': 'str | None',
+                              'help': "An encoder file written by hsi pretrain: the network's encoder starts "
+                                      'from it (instead of ssl).',
+                              'default': None}],
              'train.run': [{'param': 'epochs',
                             'name': 'epochs',
                             'annotation': 'int',

@@ -81,7 +81,7 @@ def check_files(values: dict[str, Any], specs: dict[str, OptionSpec], from_confi
         where = f"--config {str(config)!r}: {name}" if name in from_config else spec.flag
         if spec.param in DATA_FILES and isinstance(value, (str, Path)):
             check_input_file(value, where)
-        elif spec.param == "resume" and value is not None:
+        elif spec.param in ("resume", "init") and value is not None:
             check_checkpoint_file(value, where)
 
 

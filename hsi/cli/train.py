@@ -106,7 +106,11 @@ def run(args: argparse.Namespace) -> int:
         print(metrics["summary"])
         fit = metrics.get("timing", {}).get("fit_s")
         best = f"best epoch {metrics['best_epoch']}, " if metrics.get("best_epoch") is not None else ""
-        pretrain, refit = metrics.get("pretrain") or {}, metrics.get("refit") or {}
+        pretrain, refit, ssl = metrics.get("pretrain") or {}, metrics.get("refit") or {}, metrics.get("ssl") or {}
+        if ssl.get("applied"):
+            best += (f"encoder {ssl['reason']}, " if ssl.get("steps") == 0 else
+                     f"encoder pretrained self-supervised ({ssl['steps']} steps, loss {ssl['loss_start']:.3g} -> "
+                     f"{ssl['loss_end']:.3g}, {ssl['seconds']:.0f} s), ")
         if pretrain.get("applied"):
             best += f"spectral path started from a per-pixel fit (train OA {100 * pretrain['train_oa']:.2f} %), "
         if refit.get("val_oa_before") is not None:  # a refit was made and judged: say which layer was kept

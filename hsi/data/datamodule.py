@@ -556,6 +556,10 @@ class HSIDataModule(pl.LightningDataModule):
         """(H, W) int64 labels of scene ``name``: 0 unlabeled, the DataModule's classes 1..K."""
         return np.asarray(self._sources().entries[self._scene_index(name)].load("label_map", mmap=False))
 
+    def scene_cube(self, name: str) -> np.ndarray:
+        """Scene ``name``'s preprocessed cube ``(H + 2 pad, W + 2 pad, C)``, padded by ``patch_size // 2``."""
+        return self._sources().entries[self._scene_index(name)].load("cube")
+
     def scene_split(self, name: str) -> Split:
         """The train/val/test :class:`~hsi.preprocess.Split` of scene ``name``."""
         from hsi.preprocess import Split

@@ -18,7 +18,7 @@ from torch import nn
 
 from hsi.errors import ModelSizeError, OptionError, ShapeMismatchError  # noqa: F401 - ModelSizeError re-exported
 
-__all__ = ["ModelSizeError", "PatchClassifier", "PixelPath", "WindowMap", "WindowStem", "channels_last_weights",
+__all__ = ["Encoder", "ModelSizeError", "PatchClassifier", "PixelPath", "WindowMap", "WindowStem", "channels_last_weights",
            "check_dropout", "check_size", "conv_out_size", "widest_spectral_activation"]
 
 
@@ -36,6 +36,20 @@ class PixelPath:
     layers: list[tuple[nn.Conv2d, nn.BatchNorm2d]]
     head: nn.Conv2d
     columns: slice
+
+
+@dataclass
+class Encoder:
+    """The part of a network that self-supervised pretraining learns (:mod:`hsi.training.selfsup`).
+
+    ``modules`` name the sub-modules whose weights it learns and ``hsi pretrain`` writes
+    (the rest, the classifier, starts as built); ``centre_features`` maps patches
+    ``(B, C, P, P)`` to the features ``(B, channels)`` the classifier reads at the centre pixel.
+    """
+
+    modules: dict[str, nn.Module]
+    centre_features: Callable[[torch.Tensor], torch.Tensor]
+    channels: int
 
 
 @dataclass
@@ -189,6 +203,10 @@ class PatchClassifier(nn.Module):
 
     def pixel_path(self) -> PixelPath | None:
         """The per-pixel spectral path that :mod:`hsi.training.pretrain` can start, or None (no such path)."""
+        return None
+
+    def encoder(self) -> Encoder | None:
+        """The part self-supervised pretraining can learn (:class:`Encoder`), or None (the default: none)."""
         return None
 
     def window_stem(self) -> WindowStem | None:

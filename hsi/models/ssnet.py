@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from hsi.models.base import PatchClassifier, PixelPath, check_dropout, check_size
+from hsi.models.base import Encoder, PatchClassifier, PixelPath, check_dropout, check_size
 from hsi.models.registry import register_model
 
 __all__ = ["SSNet"]
@@ -129,6 +129,28 @@ class SSNet(PatchClassifier):
         norms = [m for m in self.stem if isinstance(m, nn.BatchNorm2d)]
         classifier = self.head[-1]
         return PixelPath(list(zip(convs, norms)), classifier, slice(0, convs[-1].out_channels))
+
+    def encoder(self) -> Encoder:
+        """The stem and the context: what the head reads at the centre, ``2 width`` features."""
+        return Encoder({"stem": self.stem, "context": self.context}, self._centre_features,
+                       self.head[-1].in_channels)
+
+    def _centre_features(self, x: torch.Tensor) -> torch.Tensor:
+        """The head's input ``(B, 2 width)`` at the centre of patches ``x`` ``(B, C, P, P)``."""
+        r = self.receptive_radius
+        ci, cj = x.shape[2] // 2, x.shape[3] // 2
+        if ci < r or cj < r:
+            spectral = self.stem(x)
+            context = spectral
+            for block in self.context:
+                context = block(context, padding=1)
+            return torch.cat([spectral, context], dim=1)[:, :, ci, cj]
+        x = x[:, :, ci - r : ci + r + 1, cj - r : cj + r + 1]
+        spectral = self.stem(x)
+        context = spectral
+        for block in self.context:
+            context = block(context, padding=0)
+        return torch.cat([spectral[:, :, r, r], context[:, :, 0, 0]], dim=1)
 
     def _logits(self, spectral: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         if self.training and self.context_dropout > 0:

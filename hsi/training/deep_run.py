@@ -299,6 +299,7 @@ class DeepBackend:
             "start_epoch": settings.resume.epochs_done + 1 if settings.resume is not None else 1,
             "best_epoch": evaluation.best_epoch,
             "best_val_oa": float(best.best_model_score) if best.best_model_score is not None else None,
+            "ssl": None if self.task.ssl_report is None else self.task.ssl_report.to_dict(),
             "pretrain": None if self.task.pretrain_report is None else self.task.pretrain_report.to_dict(),
             "refit": refit,
             "parameters": sum(p.numel() for p in self.task.net.parameters() if p.requires_grad),

@@ -94,6 +94,17 @@ class HSIClassifier(L.LightningModule):
         When fitting starts, start the network's per-pixel spectral path (ssnet's stem) from a per-pixel network
         fitted to the training pixels by full-batch L-BFGS, with this loss and weight decay (hsi.training.pretrain);
         networks without such a path, and resumed runs, are left as they are.
+    ssl : bool
+        When fitting starts, pretrain the network's encoder self-supervised (masked centre modelling,
+        hsi.training.selfsup) on every pixel of the scenes, labelled or not, before any label is read; networks
+        without an encoder, and resumed runs, are left as they are.
+    ssl_steps : int
+        Steps of the self-supervised pretraining (256 windows each).
+    ssl_exclude_test : bool
+        Leave out of the self-supervised pretraining every pixel whose window reaches a test block (the published
+        protocols use the test area's unlabelled spectra; its labels are never read either way).
+    init : str | None
+        An encoder file written by hsi pretrain: the network's encoder starts from it (instead of ssl).
 
     Attributes
     ----------
@@ -103,6 +114,8 @@ class HSIClassifier(L.LightningModule):
         OA, AA, kappa, per-class accuracy and confusion matrix, set by ``trainer.test``.
     pretrain_report : PretrainReport | None
         What the start of the pixel path did in this fit (None before fitting starts).
+    ssl_report : SelfSupervisedReport | None
+        What self-supervised pretraining (or ``init``) did in this fit (None before fitting starts).
     """
 
     def __init__(
@@ -121,6 +134,10 @@ class HSIClassifier(L.LightningModule):
         label_smoothing: Annotated[float, Role("training", "free", number(0.0, 1.0))] = 0.0,
         class_names: Annotated[list[str] | None, Role("shape", "free")] = None,
         pretrain: Annotated[bool, Role("training", "free", boolean)] = True,
+        ssl: Annotated[bool, Role("training", "free", boolean)] = False,
+        ssl_steps: Annotated[int, Role("training", "free", integer(1))] = 300,
+        ssl_exclude_test: Annotated[bool, Role("training", "free", boolean)] = False,
+        init: Annotated[str | None, Role("training", "free")] = None,
     ) -> None:
         super().__init__()
         self.save_hyperparameters()
@@ -128,7 +145,12 @@ class HSIClassifier(L.LightningModule):
         self.net: torch.nn.Module | None = None
         self.test_scores: dict[str, Any] | None = None
         self.pretrain_report: Any = None
+        self.ssl_report: Any = None
         self._trained_lr: float | None = None
+        if init is not None:  # a wrong or missing encoder file fails now, before the scene is read
+            from hsi.training.encoder_file import check_encoder_model, load_encoder
+
+            check_encoder_model(load_encoder(init), init, model)
         if num_bands is not None and num_classes is not None and patch_size is not None:
             self._build()
         else:  # built in setup(), once the data is read: a bad option value is refused now, not after that
@@ -285,10 +307,12 @@ class HSIClassifier(L.LightningModule):
         self._trained_lr = checkpoint.get("hyper_parameters", {}).get("lr")
 
     def on_fit_start(self) -> None:
-        """Start the pixel path from the per-pixel fit (``pretrain``), the same on every rank; not on a resumed run."""
+        """Pretrain the encoder (``ssl`` / ``init``), then start the pixel path from the per-pixel fit (``pretrain``),
+        the same on every rank; neither on a resumed run."""
         from hsi.training.pretrain import PretrainReport, pretrain_pixel_path
 
         datamodule = getattr(self.trainer, "datamodule", None)
+        self._start_encoder(datamodule)
         if not self.hparams.pretrain:
             self.pretrain_report = PretrainReport(False, "pretrain=False")
         elif self.trainer.ckpt_path is not None:
@@ -300,10 +324,23 @@ class HSIClassifier(L.LightningModule):
             self.pretrain_report = pretrain_pixel_path(self.net, spectra, labels, float(self.hparams.weight_decay),
                                                        self.class_weights, float(self.hparams.label_smoothing),
                                                        seed=torch.initial_seed())
-        if self.pretrain_report.applied and self.trainer.world_size > 1:
-            # every rank starts from rank 0's fit, whatever each device's summation order gave
+        if (self.pretrain_report.applied or self.ssl_report.applied) and self.trainer.world_size > 1:
+            # every rank starts from rank 0's weights, whatever each device's summation order gave
             state = self.trainer.strategy.broadcast({k: v.cpu() for k, v in self.net.state_dict().items()}, src=0)
             self.net.load_state_dict(state)
+
+    def _start_encoder(self, datamodule: Any) -> None:
+        """Self-supervised pretraining of the encoder (``ssl``), or its weights from ``init``; not on a resumed run."""
+        from hsi.training.selfsup import SelfSupervisedReport, start_encoder
+
+        hp = self.hparams
+        if self.trainer.ckpt_path is not None:
+            self.ssl_report = SelfSupervisedReport(False, "resumed from a checkpoint")
+        elif hp.init is None and not hp.ssl:
+            self.ssl_report = SelfSupervisedReport(False, "ssl=False")
+        else:
+            self.ssl_report = start_encoder(self.net, datamodule, hp.init, int(hp.ssl_steps), bool(hp.ssl_exclude_test),
+                                            seed=torch.initial_seed(), model=hp.model)
 
     def on_train_start(self) -> None:
         """On a resumed run, apply a changed learning rate and schedule length to the restored optimizer."""

@@ -85,7 +85,7 @@ def test_both_kinds_of_run_commit_the_same_reports_through_one_path(classical_ru
         assert set(REPORTS) | own <= set(manifest["files"]), folder
     classical = json.loads((out / "metrics.json").read_text())
     deep = json.loads((deep_run / "metrics.json").read_text())
-    assert set(deep) - set(classical) == {"epochs_trained", "start_epoch", "best_epoch", "best_val_oa", "pretrain",
+    assert set(deep) - set(classical) == {"epochs_trained", "start_epoch", "best_epoch", "best_val_oa", "ssl", "pretrain",
                                           "refit"}
     assert set(classical) - set(deep) == {"model_params"}
     assert classical["best_checkpoint"] == str(out / "model.npz")
