@@ -66,7 +66,6 @@ def load_encoder(path: str | Path) -> dict[str, Any]:
     if int(record.get("format_version", 0)) > ENCODER_VERSION:
         raise CheckpointError(f"--init {path}: encoder format {record['format_version']} is newer than this release "
                               f"reads ({ENCODER_VERSION}); upgrade hsi")
-    record["report_fields"] = {k: record["report"][k] for k in ("method", "pixels", "exclude_test")}
     return record
 
 

@@ -9,7 +9,6 @@ a label). The encoder file is written atomically (:mod:`hsi.training.encoder_fil
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +17,19 @@ import torch
 
 from hsi.data import HSIDataModule
 from hsi.errors import OptionError, RunOutputError
-from hsi.models import build_model, channels_last_weights, get_model_class
+from hsi.models import (
+    DEFAULT_MODEL,
+    build_model,
+    channels_last_weights,
+    get_model_class,
+)
 from hsi.models.base import PatchClassifier
 from hsi.training.deep_run import DeepBackend
 from hsi.training.encoder_file import encoder_record, save_encoder
 from hsi.training.selfsup import start_encoder
+from hsi.training.task import training_defaults
 
 __all__ = ["check_pretrainable", "run_pretraining"]
-
-log = logging.getLogger("hsi.training")
 
 
 def check_pretrainable(model: str) -> None:
@@ -57,7 +60,7 @@ def run_pretraining(data: dict[str, Any], model: dict[str, Any], out: str | Path
     :class:`~hsi.training.task.HSIClassifier` takes them. Returns the report (what
     ``metrics.json`` records as ``ssl``) with ``out``.
     """
-    name = str(model.get("model") or "ssnet")
+    name = str(model.get("model") or DEFAULT_MODEL)
     check_pretrainable(name)
     target = check_target(out, overwrite)
     if threads is not None:
@@ -72,7 +75,8 @@ def run_pretraining(data: dict[str, Any], model: dict[str, Any], out: str | Path
     options = dict(model.get("model_options") or {})
     net = channels_last_weights(build_model(name, datamodule.num_bands, datamodule.num_classes,
                                             datamodule.patch_size, **options))
-    report = start_encoder(net, datamodule, None, int(model.get("ssl_steps", 500)),
-                           bool(model.get("ssl_exclude_test", False)), seed=seed, model=name)
+    ssl = {**training_defaults(), **model}  # the options not given: HSIClassifier's defaults, defined there only
+    report = start_encoder(net, datamodule, None, int(ssl["ssl_steps"]), bool(ssl["ssl_exclude_test"]), seed=seed,
+                           model=name)
     save_encoder(target, encoder_record(net, name, options, datamodule, report))
     return {**report.to_dict(), "out": str(target), "model": name}

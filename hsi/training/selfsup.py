@@ -13,8 +13,8 @@ spectral-spatial network has to learn from few labels otherwise.
 
 It reads only spectra: the windows of :func:`hsi.data.unlabelled.pretext_centres`, never a
 label. :func:`pretrain_encoder` runs it on a network with an :meth:`encoder`;
-:func:`save_encoder` / :func:`load_encoder` / :func:`apply_encoder` carry the learnt weights
-from ``hsi pretrain`` to ``hsi train --init``.
+the functions of :mod:`hsi.training.encoder_file` carry the learnt weights from ``hsi pretrain``
+to ``hsi train --init``.
 """
 
 from __future__ import annotations
@@ -182,15 +182,17 @@ def start_encoder(net: nn.Module, datamodule: Any, init: str | None, steps: int,
                   seed: int = 0, model: str | None = None) -> SelfSupervisedReport:
     """Start ``net``'s encoder from the encoder file ``init``, else pretrain it on ``datamodule``'s pixels.
 
-    ``model`` is the run's registry name (checked against the file's). ``datamodule`` needs ``scene_names``, ``scene_shapes``, ``scene_split``, ``scene_cube`` and
-    ``patch_size`` (:class:`hsi.data.HSIDataModule` after ``setup``).
+    ``model`` is the run's registry name (checked against the file's). ``datamodule`` needs
+    ``scene_names``, ``scene_shapes``, ``scene_split``, ``scene_cube`` and ``patch_size``
+    (:class:`hsi.data.HSIDataModule` after ``setup``).
     """
     if init is not None:
         from hsi.training.encoder_file import apply_encoder, load_encoder
 
         record = load_encoder(init)
         apply_encoder(net, record, init, datamodule, model)
-        return SelfSupervisedReport(True, f"loaded from {init}", **record["report_fields"])
+        made = record["report"]  # how the file's encoder was pretrained
+        return SelfSupervisedReport(True, f"loaded from {init}", made["method"], made["pixels"], made["exclude_test"])
     if not hasattr(datamodule, "scene_cube"):
         return SelfSupervisedReport(False, "the DataModule has no scene_cube() to read pixels from")
     from hsi.data.unlabelled import pretext_windows

@@ -99,3 +99,23 @@ def test_pretrain_refuses_a_network_without_encoder_and_an_existing_file(encoder
     before = encoder.read_bytes()
     status, _, err = hsi_main(["pretrain", *SCENE, "--out", str(encoder)], tmp_path)
     assert status == 2 and "--overwrite" in err and encoder.read_bytes() == before
+
+
+def test_pretrain_without_ssl_options_takes_hsiclassifiers_defaults(monkeypatch, hsi_main, tmp_path):
+    """One definition of each option: ``hsi pretrain`` reads ``ssl_steps`` / ``ssl_exclude_test`` defaults from
+    ``HSIClassifier``."""
+    import hsi.training.pretrain_run as pretrain_run
+    from hsi.training.selfsup import SelfSupervisedReport
+    from hsi.training.task import training_defaults
+
+    asked = {}
+
+    def record(net, datamodule, init, steps, exclude_test, seed=0, model=None):
+        asked.update(steps=steps, exclude_test=exclude_test)
+        return SelfSupervisedReport(True, "pretrained", steps=steps, loss_start=1.0, loss_end=0.5)
+
+    monkeypatch.setattr(pretrain_run, "start_encoder", record)
+    status, _, err = hsi_main(["pretrain", *SCENE, "--model-options", "width=8", "--out", "e.pt"], tmp_path)
+    assert status == 0, err
+    defaults = training_defaults()
+    assert asked == {"steps": defaults["ssl_steps"], "exclude_test": defaults["ssl_exclude_test"]}
