@@ -137,20 +137,35 @@ class SSNet(PatchClassifier):
 
     def _centre_features(self, x: torch.Tensor) -> torch.Tensor:
         """The head's input ``(B, 2 width)`` at the centre of patches ``x`` ``(B, C, P, P)``."""
+        spectral, context = self._centre_parts(x)
+        return torch.cat([spectral, context], dim=1)[:, :, 0, 0]
+
+    def _dense_parts(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Stem and context outputs ``(B, width, h, w)`` of every pixel of a tile (padded convolutions)."""
+        spectral = self.stem(x)
+        context = spectral
+        for block in self.context:
+            context = block(context, padding=1)
+        return spectral, context
+
+    def _centre_parts(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Stem and context outputs ``(B, width, 1, 1)`` at the centre of patches ``x``.
+
+        Only the centre ``(2r + 1)`` window can reach the centre's output; unpadded 3x3
+        convolutions shrink it to the centre pixel (eval: the values of :meth:`_dense_parts` there).
+        A patch smaller than the receptive field is zero-padded inside instead.
+        """
         r = self.receptive_radius
         ci, cj = x.shape[2] // 2, x.shape[3] // 2
         if ci < r or cj < r:
-            spectral = self.stem(x)
-            context = spectral
-            for block in self.context:
-                context = block(context, padding=1)
-            return torch.cat([spectral, context], dim=1)[:, :, ci, cj]
+            spectral, context = self._dense_parts(x)
+            return spectral[:, :, ci : ci + 1, cj : cj + 1], context[:, :, ci : ci + 1, cj : cj + 1]
         x = x[:, :, ci - r : ci + r + 1, cj - r : cj + r + 1]
         spectral = self.stem(x)
         context = spectral
         for block in self.context:
             context = block(context, padding=0)
-        return torch.cat([spectral[:, :, r, r], context[:, :, 0, 0]], dim=1)
+        return spectral[:, :, r : r + 1, r : r + 1], context
 
     def _logits(self, spectral: torch.Tensor, context: torch.Tensor) -> torch.Tensor:
         if self.training and self.context_dropout > 0:
@@ -162,28 +177,12 @@ class SSNet(PatchClassifier):
     def forward_dense(self, x: torch.Tensor) -> torch.Tensor:
         """Per-pixel logits ``(B, K, h, w)`` for a tile ``x`` of shape ``(B, C, h, w)``."""
         self._check_input(x)
-        spectral = self.stem(x)
-        context = spectral
-        for block in self.context:
-            context = block(context, padding=1)
-        return self._logits(spectral, context)
+        return self._logits(*self._dense_parts(x))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """Logits ``(B, K)`` of the centre pixel of patches ``x`` ``(B, C, P, P)``."""
         self._check_input(x)
-        h, w = x.shape[2], x.shape[3]
-        r = self.receptive_radius
-        ci, cj = h // 2, w // 2
-        if ci < r or cj < r:  # a patch smaller than the receptive field: zero padding inside
-            return self.forward_dense(x)[:, :, ci, cj]
-        # Only the centre (2r + 1) window can reach the centre's output; unpadded 3x3
-        # convolutions then shrink it to the centre pixel (eval: same logits as forward_dense).
-        x = x[:, :, ci - r : ci + r + 1, cj - r : cj + r + 1]
-        spectral = self.stem(x)
-        context = spectral
-        for block in self.context:
-            context = block(context, padding=0)
-        return self._logits(spectral[:, :, r : r + 1, r : r + 1], context)[:, :, 0, 0]
+        return self._logits(*self._centre_parts(x))[:, :, 0, 0]
 
 
 class _ContextBlock(nn.Module):
