@@ -65,6 +65,10 @@ class IntegrityError(HSIError, ValueError):
     """A downloaded or placed file does not have the expected checksum, size or shape."""
 
 
+class ArrayTypeError(HSIError, TypeError, ValueError):
+    """An array a transformer cannot take: sparse, complex, or holding values that are not numbers."""
+
+
 class NotFittedError(HSIError, ValueError):
     """A transformer was used before ``fit``."""
 
@@ -183,6 +187,10 @@ class CollectionError(HSIError, ValueError):
 
 class PluginError(HSIError, RuntimeError):
     """A registered plug-in (an output format of ``hsi infer``) that broke its contract: a file it wrote without declaring it, one it declared and did not write, a declared path outside the output folder, a size that is not a count of bytes. The message names the plug-in."""
+
+
+class PluginWarning(UserWarning):
+    """An installed package's plug-in (an ``hsi.readers``, ``hsi.sinks`` or ``hsi.models`` entry point) that could not be loaded: an import error, an object of the wrong type, a name already taken. The message names the group, the entry point, its package and the error; the plug-in is skipped and the others work."""
 
 
 class NotHyperspectralWarning(UserWarning):

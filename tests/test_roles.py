@@ -3,6 +3,7 @@ and the command-line names all come from the roles; ``hsi train --resume`` and `
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import warnings
 
@@ -10,18 +11,21 @@ import pytest
 
 from hsi._roles import KINDS, fixed_on_resume, restore, roles
 from hsi.data import HSIDataModule
+from hsi.data.build import CacheRecipe
 from hsi.data.cache import description_key
 from hsi.errors import CheckpointError
+from hsi.preprocess import PreprocessSpec
 from hsi.training import HSIClassifier
 from tests.helpers import TINY_SCENE, quiet_datamodule, train_checkpoint
 
 SCENE = dict(TINY_SCENE)
 
-#: another valid value of every recipe argument (the test below fails for a recipe argument missing here)
+#: another valid value of every recipe argument (the test below fails for a recipe argument missing here); a
+#: preprocessing option's is its example in PreprocessSpec
 OTHER_VALUE = {
-    "scaling": "standardize", "pca": 5, "remove_bands": [0], "split": "random", "block_size": 8, "buffer": 1,
-    "fractions": (0.5, 0.25, 0.25), "split_seed": 7, "patch_size": 7, "padding": "edge", "cache": "patches",
-    "folds": 3, "fold": 2, "normalize": "brightness", "wavelength_range": (500.0, 1500.0),
+    **{f.name: f.metadata["example"] for f in dataclasses.fields(PreprocessSpec) if f.metadata.get("option")},
+    "split": "random", "block_size": 8, "buffer": 1, "fractions": (0.5, 0.25, 0.25), "split_seed": 7, "patch_size": 7,
+    "padding": "edge", "cache": "patches", "folds": 3, "fold": 2, "wavelength_range": (500.0, 1500.0),
     "train_per_class": 5, "train_fraction": 0.5, "val_budget": "none",
 }
 #: arguments valid only with another one (cross-validation folds: both or neither; a validation rule needs a budget)
@@ -36,12 +40,16 @@ def test_every_argument_has_a_role(cls):
     assert all(role.kind in KINDS for role in declared.values())
 
 
+#: the split and pipeline a cache is built with, the same for every key compared here (the arguments alone differ)
+NO_STATE = {"split": {}, "pipeline": {}}
+
+
 def _key(**overrides) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         dm = HSIDataModule(**{"scene": "synthetic", "scene_options": SCENE, "block_size": 6, "patch_size": 5,
                               **overrides})
-    return description_key(dm._recipe().description(dm.source.identity()))
+    return description_key(CacheRecipe(dm._recipe(), NO_STATE).description(dm.source.identity()))
 
 
 def test_every_recipe_argument_changes_the_cache_key():

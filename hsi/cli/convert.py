@@ -47,9 +47,11 @@ def _chunks(text: str) -> tuple[int, int, int]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``INPUT --to h5|npy|gtiff OUT`` and the reading / packing options."""
+    from hsi.cli.names import file_formats_text
+
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = __doc__.split("\n\nWhat")[0]
-    parser.add_argument("input", help="cube file: .mat, .h5/.hdf5, ENVI .hdr (or its binary), ERDAS .lan, GeoTIFF")
+    parser.add_argument("input", help=f"cube file of a registered format: {file_formats_text()}")
     parser.add_argument("out", help="the .h5 file (--to h5), folder (--to npy) or .tif file (--to gtiff) to write")
     parser.add_argument("--collection", action="store_true",
                         help="INPUT is a collection of scenes (a YAML file, as hsi train --scenes reads): pack it into "
@@ -79,11 +81,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Convert, verify, print the report."""
-    from hsi.io.convert import convert
+    """Convert, verify, print the report; a missing input is refused first, before numpy and the readers are
+    imported."""
+    from hsi._paths import check_input_file
 
+    check_input_file(args.input, "hsi convert")
     if args.collection:
         return _run_collection(args)
+
+    from hsi.io.convert import convert
 
     show = args.progress
     if show is None:

@@ -45,10 +45,11 @@ def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The data options of ``hsi train``, plus ``--out``, ``--model`` and ``--checks``."""
+    from hsi.cli.names import model_names
     from hsi.cli.options import add_options
     from hsi.cli.table import table_constant
 
-    checks, models = table_constant("doctor_checks"), table_constant("models")
+    checks, models = table_constant("doctor_checks"), model_names()
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = __doc__.split("\n\nChecks")[0]
     parser.epilog = "Checks" + __doc__.split("\n\nChecks", 1)[1]

@@ -85,10 +85,9 @@ def checked_parts(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """The given options by group, checked before torch is imported: the evaluation's own options (the model names
     against the option table's list), each data, model and run value's declared rule, the data options' combinations (with the folds the evaluation runs) and the
     input files (:mod:`hsi.cli.early`)."""
-    from hsi.classical import CLASSICAL_MODELS
     from hsi.cli.early import check_data, check_files
+    from hsi.cli.names import model_names
     from hsi.cli.options import check_values
-    from hsi.cli.table import table_constant
     from hsi.evaluate.curve import check_budgets
     from hsi.evaluate.folds import check_models
     from hsi.evaluate.options import DEFAULT_FOLDS, EvaluateOptions, check_split
@@ -97,7 +96,7 @@ def checked_parts(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     groups = option_groups()
     parts = {group: {s.param: given[s.name] for s in specs if s.name in given} for group, specs in groups.items()}
     options = EvaluateOptions(**parts["evaluate"])
-    check_models(options.model_names, [*table_constant("models"), *CLASSICAL_MODELS])
+    check_models(options.model_names, model_names(classical=True))
     check_split(parts["data"])
     check_values(groups["model"] + groups["run"], given)
     folds = parts["data"].get("folds")

@@ -7,6 +7,7 @@ Examples:
   hsi infer --checkpoint best.ckpt --cube scene.hdr --labels gt.mat --out maps/s --mask-unlabeled
   hsi infer --checkpoint runs/<svm run>/model.npz --scene indian_pines --out maps/ip-svm
   hsi infer --checkpoint best.ckpt --cube enmap.tif --out maps/e --format gtiff   # GeoTIFF maps only, no PNG
+  hsi infer --checkpoint runs/<run>/best.ckpt --scenes scenes.yaml --out maps/   # maps/<name>/ + summary.md
 
 Writes into --out, as --format chooses (default all four): npy (labels.npy, confidence.npy),
 envi (an ENVI classification file that opens in ENVI and QGIS with class names, colours and
@@ -26,20 +27,19 @@ from typing import Any, Literal
 
 from hsi.cli.options import OptionSpec, add_options
 from hsi.io.layout import LAYOUTS
-from hsi.io.units import UNIT_KINDS
 
-HELP = "classify every pixel of a scene with a checkpoint; writes maps (npy, ENVI, GeoTIFF, PNG), metrics"
+HELP = "classify every pixel of a scene with a checkpoint; writes maps (in each --format), metrics"
 
 
 def _infer_specs() -> list[OptionSpec]:
     """The fields of ``InferOptions``, from the checked-in table (no torch import; :mod:`hsi.cli.table`); the choices
-    of ``format`` from the sink registry now (:func:`hsi.sinks.list_sinks`: a plug-in's format is one of them)."""
+    of ``format`` from the sink registry's names (:func:`hsi.cli.names.output_formats`)."""
     from dataclasses import replace
 
+    from hsi.cli.names import output_formats
     from hsi.cli.table import table_specs
-    from hsi.sinks import list_sinks
 
-    names = tuple(list_sinks())
+    names = tuple(output_formats())
     return [replace(spec, annotation=tuple[Literal[names], ...], help=f"{spec.help} Choices: {', '.join(names)}.")
             if spec.param == "format" else spec for spec in table_specs("infer.options")]
 
@@ -54,6 +54,9 @@ def FLAGS() -> dict[str, str]:  # noqa: N802 - read by hsi.cli.run_command
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The scene, the checkpoint, the output folder and every field of ``InferOptions``."""
+    from hsi.cli.names import file_formats_text
+    from hsi.cli.table import table_constant
+
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.description = __doc__.split("\n\nWrites")[0]
     source = parser.add_argument_group("scene")
@@ -62,8 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where = source.add_mutually_exclusive_group()
     where.add_argument("--scene", help="registry scene (its labels are the ground truth); default, with no "
                        "--cube either: the checkpoint's own scene (registry scene, or cube and label files)")
-    where.add_argument("--cube", nargs="+", help="cube file (.mat, .h5, ENVI .hdr, GeoTIFF .tif, .npy); read window by "
-                       "window; several: each mapped into OUT/<file stem>/ with a summary table (hsi.infer.many)")
+    where.add_argument("--cube", nargs="+", help=f"cube file ({file_formats_text()}); read window by "
+                       "window; several: each mapped into OUT/<file stem>/ with a summary table (hsi.infer.infer)")
     where.add_argument("--scenes", help="a collection (YAML file or pack .h5, as hsi train --scenes): each scene "
                        "mapped into OUT/<name>/, scored where it has labels, with a summary table; scenes shared out "
                        "over the ranks of torchrun / SLURM, completed ones skipped on a re-run")
@@ -76,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--classes", nargs="+", default=None, metavar="THEIRS=OURS",
                         help="rename the ground truth's classes onto the checkpoint's before they are matched by name "
                         "(class_1=Tree Rock=Soil; a label file without names calls its classes class_<id>)")
-    source.add_argument("--units", default=None, choices=UNIT_KINDS,
+    source.add_argument("--units", default=None, choices=table_constant("unit_kinds"),
                         help="what the cube file's values are, overriding its declaration (default: the file's; "
                         "without --cube and --scene, what training was given)")
     source.add_argument("--scale", type=float, default=None,
@@ -131,13 +134,13 @@ def check_arguments(args: argparse.Namespace) -> None:
     from hsi._paths import check_checkpoint_file, check_input_file
     from hsi.errors import OptionError
     from hsi.cli.options import check_values
-    from hsi.sinks import list_sinks, probability_sinks
+    from hsi.cli.names import output_formats, probability_formats
 
     specs = _infer_specs()
     given = {s.name: getattr(args, s.name) for s in specs if hasattr(args, s.name)}
     check_values(specs, given)
-    infer_combinations({s.param: given.get(s.name, s.default) for s in specs}, tuple(list_sinks()),
-                       tuple(probability_sinks()))
+    infer_combinations({s.param: given.get(s.name, s.default) for s in specs}, tuple(output_formats()),
+                       tuple(probability_formats()))
     parse_class_mapping(args.classes, "classes")
     if args.scale is not None and not (math.isfinite(args.scale) and args.scale > 0):
         raise OptionError("scale", args.scale, "a positive number the cube's values are divided by")
@@ -183,39 +186,31 @@ def ranks_repeat(args: argparse.Namespace) -> bool:  # read by hsi.cli.run_comma
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the inference and print what was written."""
+    """Run the inference (:func:`hsi.infer.infer`, one scene or several) and print what was written."""
     check_arguments(args)
-    from hsi.infer import InferOptions, infer_scene
+    from hsi.infer import InferOptions, infer
 
     names = {spec.name for spec in _infer_specs()}
     options = InferOptions(**{k: v for k, v in vars(args).items() if k in names})
-    if many_scenes(args):
-        return _run_many(args, options)
-    result = infer_scene(args.checkpoint, args.cube[0] if args.cube else None, scene=args.scene, root=args.root, cube_key=args.cube_key,
-                         layout=args.layout, labels=args.labels, labels_key=args.labels_key, out=args.out,
-                         options=options, ignore_georef=args.ignore_georef, classes=args.classes, units=args.units,
-                         scale=args.scale)
-    if result.rank == 0:
-        print(_summary(result))
+    cube = args.cube[0] if args.cube and len(args.cube) == 1 else args.cube  # one --cube: one scene, maps in --out
+    done = infer(args.checkpoint, cube, scenes=args.scenes, scene=args.scene, root=args.root, cube_key=args.cube_key,
+                 layout=args.layout, labels=args.labels, labels_key=args.labels_key, out=args.out, options=options,
+                 ignore_georef=args.ignore_georef, classes=args.classes, units=args.units, scale=args.scale)
+    if isinstance(done, dict):  # several scenes: this rank's share
+        print(_summary_many(done))
+    elif done.rank == 0:
+        print(_summary(done))
     return 0
 
 
-def _run_many(args: argparse.Namespace, options: Any) -> int:
-    """Several scenes (``--cube A B C`` or ``--scenes FILE``): :func:`hsi.infer.many.infer_scenes`."""
-    from hsi.cli import UsageError
-    from hsi.infer.many import infer_scenes
-
-    for flag in ("labels", "labels_key", "cube_key", "layout", "classes", "units", "scale"):
-        if getattr(args, flag, None) is not None:
-            raise UsageError(f"--{flag.replace('_', '-')}: applies to one --cube; for several scenes give each its "
-                             "own in a collection file (--scenes FILE.yaml)")
-    done = infer_scenes(args.checkpoint, args.scenes if args.scenes is not None else args.cube, args.out,
-                        options=options)
-    print(f"rank {done['rank']} of {done['world_size']}: mapped {', '.join(done['mapped']) or 'none'}"
-          f"{'; skipped (complete) ' + ', '.join(done['skipped']) if done['skipped'] else ''}")
+def _summary_many(done: dict[str, Any]) -> str:
+    """This rank's scenes of several (``--cube A B C`` or ``--scenes FILE``): mapped, skipped as complete, and the
+    summary table when this process wrote it."""
+    skipped = "; skipped (complete) " + ", ".join(done["skipped"]) if done["skipped"] else ""
+    lines = [f"rank {done['rank']} of {done['world_size']}: mapped {', '.join(done['mapped']) or 'none'}{skipped}"]
     if done["summary"] is not None:
-        print(f"summary: {done['summary']}")
-    return 0
+        lines.append(f"summary: {done['summary']}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,19 +16,23 @@ import sys
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
-
-import numpy as np
+from typing import IO, TYPE_CHECKING, Any
 
 from hsi.io.layout import LAYOUTS
+
+if TYPE_CHECKING:  # numpy is imported where a file is read: `hsi inspect --help` costs none
+    import numpy as np
 
 HELP = "describe a cube or label map file (keys, shape, layout, wavelengths, units, NaNs, ranges)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``FILE [--key K] [--layout L]``."""
-    parser.add_argument("file", help=".mat, .h5/.hdf5, ENVI .hdr (or its binary), ERDAS .lan/.gis, GeoTIFF .tif, "
-                                     ".npy (or the folder of an hsi convert --to npy scene)")
+    """``FILE [--key K] [--layout L]``; the formats FILE may have are the registered readers' (:mod:`hsi.cli.names`)."""
+    from hsi.cli.names import file_formats_text
+
+    parser.add_argument("file", help=f"a file of a registered format, {file_formats_text()}, or one a reader "
+                                     "recognises by its content (an ENVI binary beside its .hdr, the folder of an "
+                                     "hsi convert --to npy scene)")
     parser.add_argument("--key", default=None, help="MATLAB variable or HDF5 dataset to read (default: discovered)")
     parser.add_argument("--layout", default=None, choices=LAYOUTS,
                         help="axis order of the stored array (default: decided from wavelengths and shape)")
@@ -79,6 +83,8 @@ def _describe_label_georef(path: str, key: str | None, policy: str, out) -> None
 
 def _describe(path: str, key: str | None, layout: str | None, out, policy: str = "check") -> None:
     """Print the arrays of ``path``, then the facts of the cube or of the label map it holds (never both)."""
+    import numpy as np
+
     from hsi.errors import CubeFormatError, HSIError
     from hsi.io import list_arrays, read_labels
     from hsi.io.describe import describe_cube
@@ -153,7 +159,11 @@ def _warning_lines(err: IO[str]) -> Iterator[None]:
 
 def run(args: argparse.Namespace) -> int:
     """Print the facts about ``args.file`` (a reader's ``OSError`` is an hsi error naming the file and the reader:
-    :func:`hsi.io.readers.registry.opened`, :func:`hsi.io.list_arrays`)."""
+    :func:`hsi.io.readers.registry.opened`, :func:`hsi.io.list_arrays`); a missing file is refused first, before
+    numpy and the readers are imported."""
+    from hsi._paths import check_input_file
+
+    check_input_file(args.file, "hsi inspect")
     with _warning_lines(sys.stderr):
         _describe(args.file, args.key, args.layout, sys.stdout, "ignore" if args.ignore_georef else "check")
     return 0

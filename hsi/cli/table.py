@@ -14,6 +14,7 @@ from it (:func:`table_specs`); the rules are applied to the parsed values before
 from __future__ import annotations
 
 import inspect
+import os
 import pprint
 import sys
 import types
@@ -25,7 +26,8 @@ from typing import Any, Literal
 from hsi._checks import Rule, rule_of
 from hsi.cli.options import OptionSpec
 
-__all__ = ["REGENERATE", "annotation_text", "live_group", "live_specs", "live_table", "parse_annotation", "render", "table_specs", "write_table"]
+__all__ = ["REGENERATE", "annotation_text", "live_group", "live_specs", "live_table", "parse_annotation", "registry_constants",
+           "render", "table_constant", "table_specs", "write_table"]
 
 #: the command that rewrites the table
 REGENERATE = "python -m hsi.cli.table"
@@ -142,7 +144,24 @@ def live_table() -> dict[str, Any]:
 
     return {"options": {name: [_row(s) for s in specs] for name, specs in live_specs().items()},
             "constants": {"models": list(list_models()), "doctor_checks": list(CHECKS),
-                          "wavelength_models": wavelength_models()}}
+                          "wavelength_models": wavelength_models(), **registry_constants()}}
+
+
+def registry_constants() -> dict[str, list[Any]]:
+    """The registries' lists that help texts and early checks show (:mod:`hsi.cli.names` reads them back).
+
+    ``readers``: ``[name, [suffixes]]`` per reader, in the order they are asked; ``formats`` and
+    ``probability_formats``: the output formats (all, and those writing probabilities);
+    ``classical_models``; ``unit_kinds`` (``--units``).
+    """
+    from hsi.classical import CLASSICAL_MODELS
+    from hsi.io.readers import get_reader, list_readers
+    from hsi.io.units import UNIT_KINDS
+    from hsi.sinks import list_sinks, probability_sinks
+
+    return {"readers": [[name, sorted(get_reader(name).suffixes)] for name in list_readers()],
+            "formats": list(list_sinks()), "probability_formats": list(probability_sinks()),
+            "classical_models": list(CLASSICAL_MODELS), "unit_kinds": list(UNIT_KINDS)}
 
 
 def render(table: dict[str, Any]) -> str:
@@ -180,15 +199,28 @@ def table_specs(group: str) -> list[OptionSpec]:
 
     if group in _DATA_GROUPS:
         return [_spec(row) for row in TABLE["options"]["data"] if row["param"] not in _DATA_GROUPS[group]]
-    return [_spec(row) for row in TABLE["options"][group]]
+    return [_model_choices(_spec(row)) for row in TABLE["options"][group]]
+
+
+def _model_choices(spec: OptionSpec) -> OptionSpec:
+    """``spec``, or for ``--model`` the spec whose choices are :func:`hsi.cli.names.model_names` (networks and
+    classical baselines: the one list of models the command line offers)."""
+    from hsi.cli.names import model_names
+
+    if spec.param != "model":
+        return spec
+    return replace(spec, annotation=Literal[tuple(model_names(classical=True))])  # type: ignore[misc]
 
 
 def table_constant(name: str) -> list[Any]:
-    """A list the parsers need beside the options (``models``, ``doctor_checks``)."""
-    from hsi.cli._option_table import TABLE
+    """A list the parsers need beside the options (``models``, ``doctor_checks``, :func:`registry_constants`)."""
+    from hsi.cli.names import table_constant as constant
 
-    return list(TABLE["constants"][name])
+    return constant(name)
 
 
 if __name__ == "__main__":
+    from hsi.plugins import DISABLE
+
+    os.environ[DISABLE] = "1"  # the package's own names: installed plug-ins join them when a command runs
     print(f"wrote {write_table()}", file=sys.stderr)

@@ -19,27 +19,10 @@ from hsi.data.patches import extract_patches, gather_windows, pad_cube, window_v
 from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler
 from hsi.data.scene_source import LoadedSource, SourceSpec, load_source
 
-__all__ = [
-    "CacheEntry",
-    "ClassBalancedSampler",
-    "EpochShuffleSampler",
-    "HSIDataLoader",
-    "HSIDataModule",
-    "HSIIndexDataset",
-    "HSIPatchDataset",
-    "LoadedSource",
-    "PatchAugment",
-    "PatchBatch",
-    "PatchCache",
-    "SourceSpec",
-    "collate_patches",
-    "extract_patches",
-    "gather_index_batch",
-    "gather_windows",
-    "load_source",
-    "pad_cube",
-    "window_view",
-]
+__all__ = ["CacheEntry", "ClassBalancedSampler", "EpochShuffleSampler", "HSIDataLoader", "HSIDataModule",
+           "HSIIndexDataset", "HSIPatchDataset", "LoadedSource", "PatchAugment", "PatchBatch", "PatchCache",
+           "SourceSpec", "collate_patches", "extract_patches", "gather_index_batch", "gather_windows", "load_source",
+           "pad_cube", "window_view"]
 
 
 def __getattr__(name: str):

@@ -16,14 +16,10 @@ Augmentations (``PatchAugment``):
   patch (one ``(C,)`` draw per sample, so the spectrum shape is jittered, not the bands
   reordered).
 
-Parameters are drawn on the host (:meth:`PatchAugment.sample`; the per-window part,
-:meth:`PatchAugment.sample_windows`, is cheap enough for a whole dataset per epoch) and
-applied on any device. The symmetries are not applied to cut windows: the gathers of
-:mod:`hsi.data.patches` read each output pixel from its source pixel
-(:func:`symmetry_offsets`, derived from :func:`dihedral`), so an augmented batch costs
-one gather like a plain one; scaling and noise follow in place
-(:meth:`PatchAugment.apply_spectral`, the same float32 operations on every device), so the
-device-resident path reproduces the host path exactly.
+Parameters are drawn on the host (:meth:`PatchAugment.sample`) and applied on any device: the symmetries inside
+the gathers of :mod:`hsi.data.patches` (:func:`symmetry_offsets`), then scaling and noise in place
+(:meth:`PatchAugment.apply_spectral`, the same float32 operations on every device), so the device-resident path
+reproduces the host path exactly.
 """
 
 from __future__ import annotations
@@ -200,22 +196,6 @@ class PatchAugment:
     def _prefix(seed: int, epoch: int, idx: np.ndarray) -> np.ndarray:
         """The hash state after ``(seed, epoch, index)``, shared by every draw of a sample."""
         return _fold(_fold(0, (int(seed), int(epoch)), 0), (idx,), 2)
-
-    @staticmethod
-    def apply_dihedral(x: torch.Tensor, code: torch.Tensor | np.ndarray) -> torch.Tensor:
-        """Apply per-sample symmetries to an already cut ``(B, C, P, P)`` tensor (any device).
-
-        A second pass over the batch, one group of samples per code; the loaders do not use
-        it (their gathers take the codes, see :func:`hsi.data.patches.gather_windows`).
-        """
-        codes = np.asarray(code.cpu() if isinstance(code, torch.Tensor) else code).reshape(-1)
-        if not codes.any():
-            return x
-        out = torch.empty_like(x)
-        for c in np.unique(codes):
-            sel = torch.from_numpy(np.nonzero(codes == c)[0]).to(x.device)
-            out[sel] = dihedral(x[sel], int(c))
-        return out
 
     @staticmethod
     def apply_spectral(x: torch.Tensor, params: dict[str, Any]) -> torch.Tensor:

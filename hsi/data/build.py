@@ -1,13 +1,9 @@
-"""What a DataModule cache holds and how it is built: scene -> split -> fitted pipeline -> arrays.
+"""What a DataModule cache holds and how it is built: scene, split and fitted pipeline -> arrays.
 
-A :class:`CacheRecipe` is everything besides the source that determines a cache: the
-preprocessing, the split, the patch size, padding and storage strategy, and optionally a
-split and pipeline taken from a checkpoint (never refitted). ``recipe.description(identity)``
-is the dictionary the cache is keyed by (:mod:`hsi.data.cache`); ``recipe.build(src)``
-makes the split, fits the pipeline on the training pixels, and returns the arrays (padded
-HWC cube, label map, per-split centre coordinates and 0-based labels, plus ``(N, P, P, C)``
-patch arrays with ``strategy="patches"``) and the JSON state (split, pipeline, scene info).
-:func:`open_entry` opens or builds that cache, or builds it in memory.
+``CacheRecipe(...).description(identity)`` is the dictionary the cache is keyed by (:mod:`hsi.data.cache`);
+``.build(src)`` applies the fitted pipeline and returns the arrays (padded HWC cube, label map, per-split centre
+coordinates and 0-based labels, plus ``(N, P, P, C)`` patch arrays with ``cache="patches"``) and the JSON state.
+:func:`hsi.data.sources.build.open_entries` opens or builds it.
 """
 
 from __future__ import annotations
@@ -18,26 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hsi.data.cache import (
-    CACHE_FORMAT,
-    ArraySpec,
-    CacheEntry,
-    PatchCache,
-    description_key,
-    json_roundtrip,
-    materialize,
-)
+from hsi.data.cache import CACHE_FORMAT, ArraySpec, description_key, json_roundtrip
 from hsi.data.patches import gather_windows, pad_cube
-from hsi.data.scene_source import LoadedSource, SourceSpec, load_source
+from hsi.data.scene_source import LoadedSource
 from hsi.errors import CheckpointError
 from hsi.preprocess._base import find_nonfinite, nodata_mask
-from hsi.preprocess.budget import Budget, apply_budget
+from hsi.preprocess.budget import Budget
 
 if TYPE_CHECKING:
-    from hsi.preprocess import Pipeline, Split
+    from hsi.preprocess import Split
 
 __all__ = ["IGNORE_INDEX", "PREPROCESS_SEMANTICS", "CacheRecipe", "budget_of", "check_cube_values", "exclude_nonfinite",
-           "open_entry", "zero_based"]
+           "zero_based"]
 
 #: the label of an unlabeled pixel in every batch (classes are ``0..K-1`` there); losses and metrics skip it
 IGNORE_INDEX = -1
@@ -67,13 +55,13 @@ class CacheRecipe:
         (``buffer`` and ``split_seed`` filled in, ``patch_size`` and ``padding`` of a loaded
         state). The cache key is built from all of them, so an argument declared as a recipe
         argument can never be left out of it.
-    checkpoint : dict, optional
-        A loaded state with the ``split`` and fitted ``pipeline`` (JSON) to use instead of
-        making and fitting them; None makes new ones.
+    checkpoint : dict
+        The scene's ``split`` and fitted ``pipeline`` (JSON): made by
+        :func:`hsi.data.sources.build.collection_state` (or a checkpoint's), never here.
     """
 
     values: dict[str, Any]
-    checkpoint: dict[str, Any] | None = None
+    checkpoint: dict[str, Any]
 
     @property
     def patch_size(self) -> int:
@@ -96,74 +84,39 @@ class CacheRecipe:
 
         ckpt = self.checkpoint
         arguments = {name: json_roundtrip(value) for name, value in sorted(self.values.items()) if name != "cache"}
-        return {
-            "cache_format": CACHE_FORMAT,
-            "preprocess_semantics": PREPROCESS_SEMANTICS,
-            "hsi_version": __version__,
-            "source": identity,
-            **arguments,
-            "state_sha256": {"pipeline": description_key(ckpt["pipeline"]), "split": description_key(ckpt["split"])}
-            if ckpt else None,
-            "dtype": "float32",
-            "layout": "HWC",
-            "strategy": self.strategy,
-        }
+        digests = {"pipeline": description_key(ckpt["pipeline"]), "split": description_key(ckpt["split"])}
+        return {"cache_format": CACHE_FORMAT, "preprocess_semantics": PREPROCESS_SEMANTICS, "hsi_version": __version__,
+                "source": identity, **arguments, "state_sha256": digests, "dtype": "float32", "layout": "HWC",
+                "strategy": self.strategy}
 
     def make_split(self, src: LoadedSource) -> Split:
-        """The checkpoint's split (checked against the scene), or a new one from the labels."""
-        from hsi.preprocess import Split, block_split, fixed_split, random_split
+        """The recipe's split, checked against the scene (its shape, and for a block or random split its labels)."""
+        from hsi.preprocess import Split
 
-        if self.checkpoint:
-            split = Split.from_state(self.checkpoint["split"])
-            if split.shape != src.labels.shape:
-                raise CheckpointError(
-                    f"the split in the loaded state is {split.shape}, the scene {src.name!r} is {src.labels.shape}"
-                )
-            if split.params.get("method") in ("block", "random") and not split.matches(src.labels):
-                raise CheckpointError(
-                    f"the split in the loaded state was made from a different label map than scene {src.name!r} "
-                    "(labels_sha256 differs); load the checkpoint with the scene it was trained on"
-                )
-            return split
-        v = self.values
-        fractions, seed = tuple(float(f) for f in v["fractions"]), int(v["split_seed"])
-        if v["split"] == "block":
-            fold = v.get("fold")  # folds count from 1 for people, from 0 in block_split
-            split = block_split(src.labels, block_size=v["block_size"], fractions=fractions, buffer=v["buffer"],
-                                seed=seed, n_folds=v.get("folds"), fold=None if fold is None else int(fold) - 1)
-        elif v["split"] == "random":
-            split = random_split(src.labels, fractions=fractions, seed=seed)
-        else:
-            split = fixed_split(src.labels, src.test_labels, val_fraction=fractions[1], seed=seed)
-        return apply_budget([src.labels], [split], budget_of(v))[0]  # after the blocks and their buffer
-
-    def make_pipeline(self, src: LoadedSource, split: Split) -> Pipeline:
-        """The checkpoint's pipeline, or a new one fitted on the training pixels only."""
-        from hsi.preprocess import Pipeline, make_pipeline
-
-        if self.checkpoint:
-            return Pipeline.from_state(self.checkpoint["pipeline"])
-        pca, remove_bands = self.values["pca"], self.values["remove_bands"]
-        kept = src.cube.shape[2] - len(set(remove_bands or ()))
-        if isinstance(pca, int) and not isinstance(pca, bool) and pca > kept:
-            from hsi.errors import OptionError
-
-            raise OptionError("pca", pca, f"at most {kept}, the number of bands of scene {src.name!r}")
-        pipe = make_pipeline(scaling=self.values["scaling"], pca=pca, remove_bands=remove_bands,
-                             fill_nonfinite="median", normalize=self.values.get("normalize"))
-        return pipe.fit(src.cube, split.train, wavelengths=src.wavelengths)
+        split = Split.from_state(self.checkpoint["split"])
+        if split.shape != src.labels.shape:
+            raise CheckpointError(
+                f"the split in the loaded state is {split.shape}, the scene {src.name!r} is {src.labels.shape}"
+            )
+        if split.params.get("method") in ("block", "random") and not split.matches(src.labels):
+            raise CheckpointError(
+                f"the split in the loaded state was made from a different label map than scene {src.name!r} "
+                "(labels_sha256 differs); load the checkpoint with the scene it was trained on"
+            )
+        return split
 
     def build(self, src: LoadedSource) -> tuple[dict[str, np.ndarray | ArraySpec], dict[str, Any]]:
         """The cache's arrays and JSON state for the loaded source."""
+        from hsi.preprocess import Pipeline
         from hsi.preprocess.shift import value_level
 
         check_scene_fits_patch(src, self.patch_size)
         check_cube_values(src.cube, src.name)
         nodata = nodata_mask(src.cube)  # the same rule as inference's no-data pixels
         finite_pixel = np.ones(src.cube.shape[:2], dtype=bool) if nodata is None else ~nodata
-        src, excluded = exclude_nonfinite(src, finite_pixel)
+        src, _ = exclude_nonfinite(src, finite_pixel)  # counted when the scene was read (collection_state)
         split = self.make_split(src)
-        pipeline = self.make_pipeline(src, split)
+        pipeline = Pipeline.from_state(self.checkpoint["pipeline"])
         x = np.asarray(pipeline.transform(src.cube), dtype=np.float32)
         _check_finite_output(x, src.name)
         p = self.patch_size
@@ -185,24 +138,14 @@ class CacheRecipe:
                 arrays[f"{name}_patches"] = ArraySpec(  # N x C x P x P, stored (N, P, P, C)
                     (coords.shape[0], p, p, padded.shape[2]), "<f4", functools.partial(_fill_patches, padded, coords, p)
                 )
-        state = {
-            "split": split.to_state(),
-            "pipeline": pipeline.to_state(),
-            "scene": {
-                "name": src.name,
-                "class_names": list(src.class_names),
-                "palette": np.asarray(src.palette).astype(int).tolist(),
-                "label_values": [int(v) for v in src.label_values],
-                "wavelengths": None if src.wavelengths is None else np.asarray(src.wavelengths).tolist(),
-                "num_bands_in": int(src.cube.shape[2]),
-                "excluded_nonfinite": excluded,
-                "georef": None if src.georef is None else src.georef.to_dict(),
-                "fwhm": None if src.fwhm is None else np.asarray(src.fwhm).tolist(),
-                "units": src.units,
-                "value_level": value_level(src.cube),
-            },
-        }
-        return arrays, state
+        scene = {"name": src.name, "class_names": list(src.class_names),
+                 "palette": np.asarray(src.palette).astype(int).tolist(),
+                 "label_values": [int(v) for v in src.label_values],
+                 "wavelengths": None if src.wavelengths is None else np.asarray(src.wavelengths).tolist(),
+                 "num_bands_in": int(src.cube.shape[2]), "georef": None if src.georef is None else src.georef.to_dict(),
+                 "fwhm": None if src.fwhm is None else np.asarray(src.fwhm).tolist(), "units": src.units,
+                 "value_level": value_level(src.cube)}
+        return arrays, {"split": split.to_state(), "pipeline": pipeline.to_state(), "scene": scene}
 
 
 def budget_of(values: dict[str, Any]) -> Budget:
@@ -243,7 +186,7 @@ def exclude_nonfinite(src: LoadedSource, finite_pixel: np.ndarray) -> tuple[Load
     """Unlabel the pixels whose spectrum has a NaN or infinite value, before any split is made.
 
     Returns the source with those pixels set to 0 (unlabeled) in ``labels`` and
-    ``test_labels``, and the record kept in ``state["scene"]["excluded_nonfinite"]``:
+    ``test_labels``, and the record kept in the scene's facts (``excluded_nonfinite``):
     ``pixels`` (labeled pixels left out), ``per_class`` (counts by class name, classes
     with none omitted), ``first`` ((row, col) of the first, or None), ``nonfinite_pixels``
     (all pixels with a non-finite value, labeled or not).
@@ -259,21 +202,15 @@ def exclude_nonfinite(src: LoadedSource, finite_pixel: np.ndarray) -> tuple[Load
         counts = counts + np.bincount(np.where(hit & (labels == 0), test, 0).ravel(), minlength=counts.size)
     per_class = {src.class_names[k - 1]: int(counts[k]) for k in range(1, counts.size) if counts[k]}
     first = np.argwhere(hit)
-    record = {
-        "pixels": int(hit.sum()),
-        "per_class": per_class,
-        "first": None if first.size == 0 else [int(v) for v in first[0]],
-        "nonfinite_pixels": int(bad.sum()),
-    }
+    record = {"pixels": int(hit.sum()), "per_class": per_class,
+              "first": None if first.size == 0 else [int(v) for v in first[0]], "nonfinite_pixels": int(bad.sum())}
     if record["pixels"]:
         logging.getLogger("hsi.data").warning(
             "scene %r: %d labeled pixel(s) have NaN or infinite values and are left out of every split "
             "(first at (row, col) %s; by class %s)", src.name, record["pixels"], tuple(record["first"]), per_class,
         )
-        src = dataclasses.replace(
-            src, labels=np.where(bad, 0, labels),
-            test_labels=None if test is None else np.where(bad, 0, test),
-        )
+        src = dataclasses.replace(src, labels=np.where(bad, 0, labels),
+                                  test_labels=None if test is None else np.where(bad, 0, test))
     return src, record
 
 
@@ -299,22 +236,6 @@ def check_scene_fits_patch(src: LoadedSource, patch_size: int) -> None:
 
         raise OptionError("patch_size", patch_size, f"at most {min(height, width)}: scene {src.name!r} is "
                           f"{height} x {width} pixels")
-
-
-def open_entry(source: SourceSpec, recipe: CacheRecipe, cache_dir: str | None) -> CacheEntry:
-    """Open (or build) the cache of ``recipe`` applied to ``source``; in memory if ``cache_dir`` is None."""
-    identity = source.identity()
-    src = None
-    if identity is None:  # registry scenes: files known only after loading
-        src = load_source(source)
-        identity = src.identity
-    description = recipe.description(identity)
-    if cache_dir is None:
-        arrays, state = recipe.build(src or load_source(source))
-        return CacheEntry({k: materialize(v) for k, v in arrays.items()}, json_roundtrip(state), None, True,
-                          {"description": description})
-    cache = PatchCache(cache_dir, description, prefix=source.name)
-    return cache.open_or_build(lambda: recipe.build(src or load_source(source)))
 
 
 def _fill_patches(padded: np.ndarray, coords: np.ndarray, patch_size: int, out: np.ndarray, chunk: int = 1024) -> None:

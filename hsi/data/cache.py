@@ -18,13 +18,10 @@ Verification (every byte is covered, and checked before it is used): ``meta.json
 parses and its description equals the expected one; every file exists with the recorded
 byte size; its ``.npy`` header has the recorded shape and dtype; and the SHA-256 of each
 16 MiB chunk of the file matches the list in ``meta.json``. When the arrays total at most
-:data:`FULL_CHECK_BYTES` (256 MiB) every chunk of every file is checked on open. Cost,
-measured with :func:`chunk_digests` on a 256 MiB ``.npy`` in the page cache, on the 2-core
-development machine while other jobs ran (load average 6.5): 2.3 s per GB, so at most
-about 0.6 s per open; a quiet core is faster. Larger caches
-are checked per file on first touch: the first ``entry.arrays[name]`` (or
-``entry.load(name)``) in a process hashes that file's chunks before handing out its path.
-``state.json`` is hashed in full. A cache that fails on open is logged on the ``hsi.data``
+:data:`FULL_CHECK_BYTES` (256 MiB) every chunk of every file is checked on open (:func:`chunk_digests` measured
+2.3 s per GB on a busy 2-core machine: at most about 0.6 s per open). Larger caches are checked per file on first
+touch: the first ``entry.arrays[name]`` (or ``entry.load(name)``) in a process hashes that file's chunks before
+handing out its path. ``state.json`` is hashed in full. A cache that fails on open is logged on the ``hsi.data``
 logger and rebuilt, never used.
 
 A file found corrupt on first touch is repaired the same way, in place: the cache is
@@ -64,22 +61,11 @@ import numpy as np
 
 from filelock import FileLock, Timeout
 
-from hsi._atomic import (TMP_RE, atomic_path, pid_alive, preallocate, remove_stale_temporaries, write_bytes_atomic,
-                         write_json_atomic)
+from hsi._atomic import atomic_path, preallocate, remove_stale_temporaries, write_bytes_atomic, write_json_atomic
 from hsi.errors import CacheError
 
-__all__ = [
-    "CACHE_FORMAT",
-    "CHUNK_BYTES",
-    "FULL_CHECK_BYTES",
-    "ArraySpec",
-    "CacheEntry",
-    "CheckedArrays",
-    "PatchCache",
-    "canonical_json",
-    "description_key",
-    "json_roundtrip",
-]
+__all__ = ["CACHE_FORMAT", "CHUNK_BYTES", "FULL_CHECK_BYTES", "ArraySpec", "CacheEntry", "CheckedArrays", "PatchCache",
+           "canonical_json", "description_key", "json_roundtrip", "make_cache_dir"]
 
 logger = logging.getLogger("hsi.data")
 
@@ -89,7 +75,6 @@ CACHE_FORMAT = 2
 CHUNK_BYTES = 16 << 20
 #: caches whose arrays total at most this are verified in full on open; larger ones per file on first touch
 FULL_CHECK_BYTES = 256 << 20
-_TMP_RE = TMP_RE
 _CACHE_DIR_RE = re.compile(r"^.+-[0-9a-f]{16}$")
 
 
@@ -127,9 +112,6 @@ def check_chunks(path: Path, recorded: list[str]) -> str | None:
         if a != b:
             return f"{path} bytes {i * CHUNK_BYTES}..{(i + 1) * CHUNK_BYTES - 1} differ from their checksum (corrupt)"
     return None
-
-
-_pid_alive = pid_alive
 
 
 def remove_leftovers(root: Path) -> list[Path]:
@@ -196,8 +178,7 @@ class CheckedArrays(dict):
     """
 
     def __init__(self, items: Mapping[str, Path | np.ndarray], pending: Mapping[str, list[str]] | None = None,
-                 meta_path: Path | None = None,
-                 repair: Callable[[str], dict[str, list[str]]] | None = None) -> None:
+                 meta_path: Path | None = None, repair: Callable[[str], dict[str, list[str]]] | None = None) -> None:
         super().__init__(items)
         self.pending = dict(pending or {})
         self.meta_path = meta_path
@@ -401,24 +382,10 @@ class PatchCache:
         return CacheEntry(arrays, json.loads(state_bytes), self.path, False, meta), None
 
     # ------------------------------------------------------------------ build
-    def _make_root(self) -> None:
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise CacheError(
-                f"cache_dir {self.root}: cannot create the cache folder ({type(err).__name__}: {err}); "
-                f"give a writable folder as cache_dir, or cache_dir=None to keep the cache in memory"
-            ) from err
-        if not os.access(self.root, os.W_OK | os.X_OK):
-            raise CacheError(
-                f"cache_dir {self.root}: the folder is not writable; give a writable folder as cache_dir, "
-                f"or cache_dir=None to keep the cache in memory"
-            )
-
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Hold the cache's lock file (:class:`filelock.FileLock`, an ``flock`` the kernel drops when the holder dies)."""
-        self._make_root()
+        make_cache_dir(self.root)
         lock = FileLock(self.lock_path)
         try:
             lock.acquire()
@@ -448,17 +415,10 @@ class PatchCache:
         write_bytes_atomic(self.path / "state.json", state_bytes)
         from hsi import __version__
 
-        meta = {
-            "format": CACHE_FORMAT,
-            "key": self.key,
-            "description": self.description,
-            "files": files,
-            "chunk_bytes": CHUNK_BYTES,
-            "state_sha256": hashlib.sha256(state_bytes).hexdigest(),
-            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "created_by_pid": os.getpid(),
-            "hsi_version": __version__,
-        }
+        meta = {"format": CACHE_FORMAT, "key": self.key, "description": self.description, "files": files,
+                "chunk_bytes": CHUNK_BYTES, "state_sha256": hashlib.sha256(state_bytes).hexdigest(),
+                "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "created_by_pid": os.getpid(),
+                "hsi_version": __version__}
         write_json_atomic(self.path / "meta.json", meta, indent=1, sort_keys=True, newline=False)
         return CacheEntry(CheckedArrays({n: self.path / f"{n}.npy" for n in files}), json.loads(state_bytes),
                           self.path, True, meta)
@@ -489,11 +449,15 @@ class PatchCache:
                 logger.warning("patch cache %s is invalid: %s; rebuilding", self.path, reason)
             else:
                 logger.info("building patch cache %s", self.path)
-            arrays, state = builder()
-            try:
-                return self._write(arrays, state)
-            except OSError as err:
-                raise CacheError(f"could not write patch cache {self.path}: {err}") from err
+            return self._build(builder)
+
+    def _build(self, builder: Builder) -> CacheEntry:
+        """Build and write the cache (under the lock)."""
+        arrays, state = builder()
+        try:
+            return self._write(arrays, state)
+        except OSError as err:
+            raise CacheError(f"could not write patch cache {self.path}: {err}") from err
 
     def _repairable(self, entry: CacheEntry, builder: Builder) -> CacheEntry:
         """``entry`` whose files left to check on first touch are rebuilt (once) when found corrupt."""
@@ -511,11 +475,7 @@ class PatchCache:
         with self._locked():
             fresh, _ = self.verify()
             if fresh is None:
-                arrays, state = builder()
-                try:
-                    fresh = self._write(arrays, state)
-                except OSError as err:
-                    raise CacheError(f"could not write patch cache {self.path}: {err}") from err
+                fresh = self._build(builder)
         old, new = entry.meta.get("files", {}), fresh.meta.get("files", {})
         differ = [n for n in old if old[n]["chunks"] != new.get(n, {}).get("chunks")]
         if differ or entry.meta.get("state_sha256") != fresh.meta.get("state_sha256"):
@@ -528,3 +488,19 @@ class PatchCache:
             )
         logger.warning("patch cache %s: %s; rebuilt it", self.path, problem)
         return {n: rec["chunks"] for n, rec in new.items()}
+
+
+def make_cache_dir(root: Path) -> None:
+    """Create the cache folder ``root`` (:class:`CacheError` naming it when it cannot be made or written to)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise CacheError(
+            f"cache_dir {root}: cannot create the cache folder ({type(err).__name__}: {err}); "
+            f"give a writable folder as cache_dir, or cache_dir=None to keep the cache in memory"
+        ) from err
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise CacheError(
+            f"cache_dir {root}: the folder is not writable; give a writable folder as cache_dir, "
+            f"or cache_dir=None to keep the cache in memory"
+        )

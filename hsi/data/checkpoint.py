@@ -1,10 +1,9 @@
 """Checkpoints: reading one, and the ``HSIDataModule`` state that ``state_dict`` writes into it.
 
-The state is JSON only: scene name, class names, palette, label mapping, wavelengths, the
-scene's georeference (:meth:`hsi.io.georef.GeoRef.to_dict`), band counts, image shape, patch size, padding, and the split and fitted pipeline, so a
-checkpoint reproduces the data without refitting anything. :func:`read_checkpoint` is the
-one reader of checkpoint files (resume, inference, ``HSICLI``, evaluation): tensors and
-plain values only (``weights_only=True``), so loading a file runs none of its code.
+The state is JSON only (:func:`make_state`), so a checkpoint reproduces the data without refitting anything; an
+earlier single-scene state loads as its collection of one (:func:`saved_collection`). :func:`read_checkpoint` is the
+one reader of checkpoint files (resume, inference, ``HSICLI``, evaluation): tensors and plain values only
+(``weights_only=True``), so loading a file runs none of its code.
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ from typing import Any
 
 from hsi.errors import CheckpointError
 
-__all__ = ["STATE_FORMAT", "STATE_VERSION", "check_state", "fold_counted_from_one", "make_collection_state",
-           "make_state", "read_checkpoint"]
+__all__ = ["STATE_FORMAT", "STATE_VERSION", "check_state", "fold_counted_from_one", "make_state", "read_checkpoint",
+           "saved_collection"]
 
 STATE_FORMAT = "hsi.data.HSIDataModule"
 STATE_VERSION = 1
@@ -98,53 +97,33 @@ def _what_file(path: str | Path, err: BaseException) -> str:
     return "a text file"
 
 
-def make_state(
-    cache_state: dict[str, Any],
-    *,
-    num_bands: int,
-    image_shape: tuple[int, int],
-    patch_size: int,
-    padding: str,
-) -> dict[str, Any]:
-    """The checkpoint state from a cache's JSON state (``split``, ``pipeline``, ``scene``) and the geometry."""
-    scene = cache_state["scene"]
+def make_state(state: dict[str, Any], *, name: str, num_bands: int, patch_size: int, padding: str) -> dict[str, Any]:
+    """The checkpoint state of the DataModule's scenes (one or several): the keys of one scene (the first scene's
+    split and shape, for readers of one scene) plus ``collection``, the whole shared state (grid, classes, scenes,
+    splits, pipelines)."""
+    first, grid, names = state["scenes"][0], state["grid"], list(state["class_names"])
     return {
-        "format": STATE_FORMAT,
-        "format_version": STATE_VERSION,
-        "scene_name": scene["name"],
-        "class_names": list(scene["class_names"]),
-        "palette": scene["palette"],
-        "label_values": list(scene["label_values"]),
-        "wavelengths": scene.get("wavelengths"),
-        "grid_fwhm": scene.get("fwhm"),
-        "georef": scene.get("georef"),
-        "num_bands_in": int(scene["num_bands_in"]),
-        "num_bands": num_bands,
-        "num_classes": len(scene["class_names"]),
-        "image_shape": list(image_shape),
-        "patch_size": patch_size,
-        "padding": padding,
-        "split": cache_state["split"],
-        "pipeline": cache_state["pipeline"],
-    }
-
-
-def make_collection_state(state: dict[str, Any], *, name: str, num_bands: int, patch_size: int,
-                          padding: str) -> dict[str, Any]:
-    """The checkpoint state of several scenes: the single-scene keys (the first scene's split and shape, for readers
-    of one scene) plus ``collection``, the whole shared state (grid, classes, scenes, splits, pipelines)."""
-    first = state["scenes"][0]
-    grid = state["grid"]
-    return {
-        "format": STATE_FORMAT, "format_version": STATE_VERSION, "scene_name": name,
-        "class_names": list(state["class_names"]), "palette": state["palette"],
-        "label_values": list(range(1, len(state["class_names"]) + 1)), "wavelengths": grid,
-        "grid_fwhm": state.get("grid_fwhm"), "georef": None,
+        "format": STATE_FORMAT, "format_version": STATE_VERSION, "scene_name": name, "class_names": names,
+        "palette": state["palette"], "label_values": list(state.get("label_values") or range(1, len(names) + 1)),
+        "wavelengths": grid, "grid_fwhm": state.get("grid_fwhm"), "georef": state.get("georef"),
         "num_bands_in": len(grid) if grid is not None else int(first["n_bands"]),
-        "num_bands": num_bands, "num_classes": len(state["class_names"]), "image_shape": list(first["shape"]),
+        "num_bands": num_bands, "num_classes": len(names), "image_shape": list(first["shape"]),
         "patch_size": patch_size, "padding": padding, "split": state["splits"][0],
         "pipeline": state["pipeline"], "collection": state,
     }
+
+
+def saved_collection(state_dict: dict[str, Any]) -> dict[str, Any]:
+    """The ``collection`` state of a checkpoint's DataModule state, with its top-level ``split`` (the first scene's)
+    and ``pipeline`` (what a reader of one scene edits); an earlier hsi's single-scene state as its collection of one,
+    whose scene facts are read from the scene again."""
+    s = state_dict
+    if isinstance(s.get("collection"), dict):
+        col = s["collection"]
+        return {**col, "splits": [s["split"], *col["splits"][1:]], "pipeline": s["pipeline"]}
+    return {"grid": s.get("wavelengths"), "grid_fwhm": s.get("grid_fwhm"), "class_names": list(s["class_names"]),
+            "palette": s.get("palette"), "label_values": s.get("label_values"), "georef": s.get("georef"),
+            "scenes": None, "splits": [s["split"]], "pipeline": s["pipeline"], "pipelines": None}
 
 
 def check_state(state_dict: Any) -> None:

@@ -1,119 +1,42 @@
 """``HSIDataModule``: scenes -> split -> train-fitted preprocessing -> cached patches -> loaders.
 
-Flow (``prepare_data`` once per node, ``setup`` on every process):
-
-1. the sources (synthetic scene, registry scene or files, or a collection of them with
-   ``scenes=``; a single scene is a collection of one, :mod:`hsi.data.sources`) give cubes
-   and labels, each collection scene resampled onto one band grid and one set of classes;
-2. the split (``block_split`` by default, buffer ``patch_size // 2``; whole held-out scenes
-   with a collection's ``split: scene``) is made from the labels, and the preprocessing
-   pipeline (``make_pipeline``) is fitted on the TRAIN pixels only — or both are taken from
-   a checkpoint (``load_state_dict``), never refitted;
-3. the transformed cube is padded (HWC) and stored with per-split centre coordinates
-   and 0-based labels (``cache="cube"``), plus ``N x C x P x P`` arrays per split with
-   ``cache="patches"`` (:mod:`hsi.data.build`), in a verified cache keyed by all of the
-   above (:mod:`hsi.data.cache`), or kept in memory when ``cache_dir`` is None (no files);
-4. ``setup`` opens the caches, one per scene (building them if ``prepare_data`` did not), and
-   makes the datasets (:class:`~hsi.data.sources.dataset.CollectionDataset`, indexed scene by
-   scene); the splits, pipeline, class names and palette are read back from them.
-
-Batches: ``(patches (B, C, P, P) float32, labels (B,) int64)`` from train/val/test,
-``(patches, labels, coords (B, 2) int64)`` from predict. Labels are 0-based; -1 marks an
-unlabeled pixel (``predict_on="all"``). A final training batch of one sample is folded into
-the batch before it (batch normalisation cannot train on one sample, and no pixel is
-dropped); val/test/predict loaders yield every pixel, in batches of any size. A training
-split of fewer than 2 pixels per process is refused (:func:`check_trainable_size`).
-
-Epoch seeding: augmentation randomness is ``f(seed, epoch, sample index)``; the epoch is
-the train sampler's epoch (set by Lightning each epoch, or by
-``loader.set_epoch(epoch)`` in a plain loop) and is copied into the dataset when the
-epoch's iterator is created (:class:`hsi.data.HSIDataLoader`), so batches are identical
-for any ``num_workers``.
-
-DDP: the default train sampler is a seeded ``RandomSampler`` subclass, which Lightning
-replaces by its ``DistributedSampler`` (``use_distributed_sampler=True``): disjoint
-shards (at most ``world_size - 1`` indices repeated to even them), reshuffled per epoch,
-shuffle seed from ``seed_everything``. With ``balanced_sampling=True`` the sampler is our
-:class:`~hsi.data.samplers.ClassBalancedSampler`, a ``DistributedSampler`` subclass sized
-from the trainer's world size/rank, which Lightning leaves in place.
-
-Device-resident gathering (``gather_on_device=True``): loaders yield index batches
-(centres, labels, augmentation parameters); ``on_after_batch_transfer`` cuts the windows
-from a copy of the padded cube on the batch's device and augments them there — the same
-batches as the host path.
+``prepare_data`` (once per node) builds the caches; ``setup`` (every process) opens them, one per scene (a single
+scene is a collection of one, :mod:`hsi.data.sources`), and makes the datasets. The split and the pipeline fitted on
+the TRAIN pixels only are made once, or taken from a checkpoint (``load_state_dict``), never refitted. The class is
+the Lightning face of the parts of :mod:`hsi.data.module`: ``options``, ``sources`` (caches and checkpoint state),
+``splits``, ``loaders`` (batches, epoch seeding, DDP, the device-resident gather) and ``reporting``.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import lightning.pytorch as pl
 import numpy as np
-import torch
 
-from hsi._roles import check_declared, roles
-from hsi.data.arguments import (
-    AT_LEAST_ONE,
-    AT_LEAST_ZERO,
-    BUFFER,
-    FOLD,
-    FOLDS,
-    PATCH_SIZE,
-    SPECTRAL_NOISE,
-    SPECTRAL_SCALE,
-    SPLIT_SEED,
-    TRAIN_FRACTION,
-    TRAIN_PER_CLASS,
-    check_combinations,
-    check_pca,
-    integral_pca,
-    check_remove_bands,
-    check_wavelength_range,
-    loader,
-    recipe,
-    source,
-)
-from hsi.data.augment import PatchAugment
-from hsi.data.build import CacheRecipe
-from hsi.data.cache import CacheEntry, json_roundtrip
-from hsi.data.checkpoint import check_state, make_collection_state, make_state
-from hsi.data.collate import collate_patches
-from hsi.data.dataset import HSIIndexDataset, HSIPatchDataset, gather_index_batch
+from hsi.data.arguments import (AT_LEAST_ONE, AT_LEAST_ZERO, BUFFER, FOLD, FOLDS, PATCH_SIZE, SPECTRAL_NOISE,
+                                SPECTRAL_SCALE, SPLIT_SEED, TRAIN_FRACTION, TRAIN_PER_CLASS, check_pca,
+                                check_remove_bands, check_wavelength_range, loader, recipe, source)
 from hsi.data.loader import HSIDataLoader
+from hsi.data.module import loaders, reporting, splits
+from hsi.data.module import sources as scene_sources
+from hsi.data.module.loaders import check_trainable_size  # noqa: F401  (imported from here too)
+from hsi.data.module.options import DataOptions, resolve_arguments
 from hsi.data.patches import DEFAULT_PATCH_SIZE
-from hsi.data.samplers import ClassBalancedSampler, EpochShuffleSampler, distributed_context, trainer_epoch
-from hsi.data.scene_source import SourceSpec
-from hsi.data.sources.arguments import resolve_defaults, sources_of
 from hsi.data.sources.dataset import CollectionDataset
-from hsi.data.sources.open import OpenedSources, open_sources
-from hsi.data.sources.shift import centre_pixels, scene_shift
-from hsi.errors import CheckpointError, OptionError, SplitError
+from hsi.errors import OptionError
 from hsi.io.layout import Layout
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import torch
+
+    from hsi.data.cache import CacheEntry
+    from hsi.data.sources.open import OpenedSources
     from hsi.preprocess import Pipeline, Split
 
 __all__ = ["HSIDataModule"]
-
-logger = logging.getLogger("hsi.data")
-
-
-def check_trainable_size(num_train: int, num_replicas: int = 1) -> None:
-    """Refuse a training split too small to give each process a batch of two or more.
-
-    A lone final batch is merged into the one before it, but a process whose whole epoch is
-    one sample has nothing to merge it with, and batch normalisation cannot train on it.
-    """
-    if num_train < 2 * num_replicas:
-        per = f" ({num_replicas} processes: 2 each)" if num_replicas > 1 else ""
-        raise SplitError(
-            f"the training split holds {num_train} labelled pixel(s); training needs at least "
-            f"{2 * num_replicas}{per}, since batch normalisation cannot train on a batch of one. "
-            "Use a smaller block_size, a larger training fraction or more labels"
-        )
 
 
 class HSIDataModule(pl.LightningDataModule):
@@ -130,7 +53,8 @@ class HSIDataModule(pl.LightningDataModule):
     download : bool
         Fetch a registry scene's missing files from their public URLs (verified, then kept under root).
     cube_path : str | None
-        Train on this cube file instead of a registry scene (.mat, .h5, ENVI .hdr, GeoTIFF .tif); needs its label map.
+        Train on this cube file instead of a registry scene (any format a registered reader reads; `hsi inspect
+        --help` lists them); needs its label map.
     labels_path : str | None
         Label map of the cube file (0 = unlabeled).
     cube_key : str | None
@@ -299,94 +223,67 @@ class HSIDataModule(pl.LightningDataModule):
         fractions = list(fractions) if isinstance(fractions, tuple) else fractions
         wavelength_range = list(wavelength_range) if isinstance(wavelength_range, tuple) else wavelength_range
         self.save_hyperparameters()
-        # LightningCLI hands "--data.pca 4" over as 4.0 (in the hyperparameters it passes too): a whole
-        # number of components, not a variance fraction
-        self.hparams["pca"] = integral_pca(self.hparams["pca"])
-        check_declared(type(self), dict(self.hparams))
-        check_combinations(dict(self.hparams))
-        named = {n: self.hparams[n] for n, role in roles(type(self)).items() if role.kind == "source" and n != "scenes"}
-        spec = SourceSpec(**{**named, "scene_options": dict(scene_options or {})}, download=bool(download),
-                          wavelength_range=self.hparams["wavelength_range"])
-        # a single scene is a collection of one; ``source`` names the run (and says where a lone scene's files are)
-        self.collection, self.source = sources_of(dict(self.hparams), spec)
-        # what runs is what is recorded (checkpoints, reports, resume): "auto" and None resolved by the scene count
-        self.hparams.update(resolve_defaults(self.hparams, len(self.collection.entries)))
-        self._start_empty()
-
-    def _start_empty(self) -> None:
-        """Nothing opened or loaded yet."""
-        self._override: dict[str, Any] | None = None  # a single scene's split/pipeline from load_state_dict
-        self._saved: dict[str, Any] | None = None  # a collection's state from load_state_dict
-        self._expected_classes: list[str] | None = None  # class names of a loaded state
-        self._opened: OpenedSources | None = None
-        self._datasets: dict[str, CollectionDataset] = {}
+        resolved, self.collection, self.source = resolve_arguments(type(self), self.hparams)
+        self.hparams.update(resolved)  # what runs is what is recorded
+        self._scene_sources = scene_sources.SceneSources(self.collection, self.source)
         self._stages: set[str] = set()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Nothing made from opened sources yet (at the start, and when a checkpoint's state is loaded)."""
+        self._datasets: dict[str, CollectionDataset] = {}
         self._device_cubes: dict[str, torch.Tensor] = {}
-        self._shift: dict[str, Any] | None = None  # the scene-shift records
-        self._facts: dict[str, Any] | None = None  # the training facts of the state
-        self._stats: dict[tuple[tuple[str, ...], str], Any] = {}  # band statistics by (scenes, pixels)
-
-    # ================================================================== cache
-    @property
-    def patch_size(self) -> int:
-        """Window size ``P`` (a loaded state's wins over the argument)."""
-        return int(self._override["patch_size"]) if self._override else int(self.hparams.patch_size)
+        self._measured: reporting.Measured | None = None  # band statistics, scene shift, training facts
 
     @property
-    def padding(self) -> str:
-        """Border padding mode (a loaded state's wins over the argument)."""
-        return str(self._override["padding"]) if self._override else str(self.hparams.padding)
+    def options(self) -> DataOptions:
+        """The arguments as the parts read them, typed (made from ``hparams``, so a change to them is seen)."""
+        return DataOptions.of(type(self), self.hparams)
 
-    @property
-    def buffer(self) -> int:
-        """Split buffer in pixels (``patch_size // 2`` unless given)."""
-        b = self.hparams.buffer
-        return self.patch_size // 2 if b is None else int(b)
-
-    def _recipe(self) -> CacheRecipe:
-        """The cache contents the current arguments (and any loaded state) ask for: every ``recipe`` argument."""
-        h = self.hparams
-        resolved = {"buffer": self.buffer, "split_seed": h.seed if h.split_seed is None else h.split_seed,
-                    "patch_size": self.patch_size, "padding": self.padding}
-        values = {name: resolved.get(name, h[name]) for name, role in roles(type(self)).items() if role.kind == "recipe"}
-        return CacheRecipe(values, checkpoint=self._override)
-
-    @property
-    def in_memory(self) -> bool:
-        """True when nothing is written to disk (``cache_dir=None`` or ``cache="memory"``)."""
-        return self.hparams.cache_dir is None or self.hparams.cache == "memory"
-
-    def _open(self) -> OpenedSources:
-        """Open (or build) every scene's cache entry and their shared state (in memory if ``cache_dir`` is None)."""
-        h = self.hparams
-        return open_sources(self.collection, self.source, dict(self._recipe().values), override=self._override,
-                            saved=self._saved, cache_dir=None if self.in_memory else h.cache_dir,
-                            download=bool(h.download), ignore_georef=bool(h.ignore_georef))
+    def _recipe(self) -> dict[str, Any]:
+        """Every ``recipe`` argument, resolved (what the caches are keyed by)."""
+        return self._scene_sources.recipe(self.options)
 
     def _sources(self) -> OpenedSources:
-        if self._opened is None:
-            opened = self._open()
-            found = list(opened.state["class_names"])
-            if self._expected_classes is not None and found != self._expected_classes:
-                raise CheckpointError(
-                    f"HSIDataModule.load_state_dict: the checkpoint's classes {self._expected_classes} differ from "
-                    f"the scene's {found}"
-                )
-            self._opened = opened
-            self._device_cubes.clear()
-            self._shift = self._facts = None
-            self._stats.clear()
-        return self._opened
+        return self._scene_sources.get(self.options)
 
     def _ensure_entry(self) -> CacheEntry:
         """The first scene's cache entry (the only one of a single scene)."""
         return self._sources().entries[0]
 
-    # ================================================================== Lightning hooks
+    @property
+    def _state(self) -> dict[str, Any]:
+        return self._sources().state
+
+    def _measures(self) -> reporting.Measured:
+        if self._measured is None:
+            self._measured = reporting.Measured(self._sources(), self.patch_size)
+        return self._measured
+
+    @property
+    def patch_size(self) -> int:
+        """Window size ``P`` (a loaded state's wins over the argument)."""
+        return self._scene_sources.patch_size(self.options)
+
+    @property
+    def padding(self) -> str:
+        """Border padding mode (a loaded state's wins over the argument)."""
+        return self._scene_sources.padding(self.options)
+
+    @property
+    def buffer(self) -> int:
+        """Split buffer in pixels (``patch_size // 2`` unless given)."""
+        return self._scene_sources.buffer(self.options)
+
+    @property
+    def in_memory(self) -> bool:
+        """True when nothing is written to disk (``cache_dir=None`` or ``cache="memory"``)."""
+        return self.options.in_memory
+
     def prepare_data(self) -> None:
         """Load/generate the scenes and build their caches (one process); sets no state."""
         if not self.in_memory:
-            self._open()
+            self._scene_sources.open(self.options)
 
     def setup(self, stage: str | None = None) -> None:
         """Open the caches (building them if needed) and create the datasets for ``stage``."""
@@ -397,26 +294,9 @@ class HSIDataModule(pl.LightningDataModule):
         for name in names:
             self._datasets[name] = self._make_dataset(name)
 
-    def _scene_dataset(self, entry: CacheEntry, key: str, augment: PatchAugment | None, seed: int) -> HSIPatchDataset:
-        """The patches of one scene's split ``key`` (from its cube, its stored patches, or index batches)."""
-        coords, labels = entry.arrays[f"{key}_coords"], entry.arrays[f"{key}_labels"]
-        common = {"augment": augment, "seed": seed, "channels_last": bool(self.hparams.channels_last)}
-        if self.hparams.gather_on_device:
-            return HSIIndexDataset(coords, labels, self.patch_size, cube=entry.arrays["cube"], **common)
-        if f"{key}_patches" in entry.arrays:
-            return HSIPatchDataset(coords, labels, self.patch_size, patches=entry.arrays[f"{key}_patches"],
-                                   patches_layout="NPPC", **common)
-        return HSIPatchDataset(coords, labels, self.patch_size, cube=entry.arrays["cube"], **common)
-
     def _make_dataset(self, name: str, augmented: bool = True) -> CollectionDataset:
-        h = self.hparams
-        key = h.predict_on if name == "predict" else name
-        augment = PatchAugment(scale=float(h.spectral_scale), noise=float(h.spectral_noise)) \
-            if (name == "train" and h.augment and augmented) else None
-        # distinct augmentation draws per scene; the first scene's (a single scene's) seed is the seed itself
-        parts = [self._scene_dataset(entry, key, augment, int(h.seed) + 7919 * i)
-                 for i, entry in enumerate(self._sources().entries)]
-        return CollectionDataset(parts, self.scene_names)
+        return loaders.make_dataset(name, self._sources().entries, self.scene_names, self.patch_size, self.options,
+                                    augmented)
 
     def _dataset(self, name: str) -> CollectionDataset:
         if name not in self._datasets:
@@ -441,46 +321,23 @@ class HSIDataModule(pl.LightningDataModule):
         """The ``predict_on`` pixels; ``.coords`` are their (row, col) centres, ``.scene_index`` their scenes."""
         return self._dataset("predict")
 
-    def _loader(
-        self, ds: CollectionDataset, sampler: Any = None, with_coords: bool = False, train: bool = False
-    ) -> HSIDataLoader:
-        h = self.hparams
-        return HSIDataLoader(
-            ds,
-            batch_size=int(h.batch_size),
-            sampler=sampler,
-            merge_lone_tail=train,  # no training batch of one (batch norm); eval loaders unchanged
-            num_workers=int(h.num_workers),
-            pin_memory=bool(h.pin_memory),
-            persistent_workers=bool(h.persistent_workers) and int(h.num_workers) > 0,
-            collate_fn=functools.partial(collate_patches, with_coords=with_coords),
-        )
-
     def train_dataloader(self) -> HSIDataLoader:
         """Shuffled per epoch by a seeded sampler (class-balanced with ``balanced_sampling``).
 
         A final batch of one sample is folded into the one before it, so every training
         pixel is seen each epoch and no batch normalisation sees a batch of one.
         """
-        ds = self.train_dataset
-        num_replicas, rank = distributed_context(self.trainer)
-        check_trainable_size(len(ds), num_replicas)
-        if self.hparams.balanced_sampling:
-            sampler = ClassBalancedSampler(ds.labels, num_replicas=num_replicas, rank=rank, seed=int(self.hparams.seed))
-        else:
-            sampler = EpochShuffleSampler(ds, seed=int(self.hparams.seed))
-        sampler.set_epoch(trainer_epoch(self.trainer))  # a resumed run's first epoch, not 0
-        return self._loader(ds, sampler, train=True)
+        return loaders.train_loader(self.train_dataset, self.options, self.trainer)
 
     def val_dataloader(self) -> HSIDataLoader:
-        return self._loader(self.val_dataset)
+        return loaders.make_loader(self.val_dataset, self.options)
 
     def test_dataloader(self) -> HSIDataLoader:
-        return self._loader(self.test_dataset)
+        return loaders.make_loader(self.test_dataset, self.options)
 
     def predict_dataloader(self) -> HSIDataLoader:
         """Batches of ``(patches, labels, coords)``."""
-        return self._loader(self.predict_dataset, with_coords=True)
+        return loaders.make_loader(self.predict_dataset, self.options, with_coords=True)
 
     def fixed_dataloader(self, split: str) -> HSIDataLoader:
         """The patches of ``split`` ("train", "val", "test") in their stored order, never augmented.
@@ -490,7 +347,7 @@ class HSIDataModule(pl.LightningDataModule):
         """
         if split not in ("train", "val", "test"):
             raise OptionError("split", split, "train, val or test")
-        return self._loader(self._make_dataset(split, augmented=False))
+        return loaders.make_loader(self._make_dataset(split, augmented=False), self.options)
 
     def pixel_spectra(self, split: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The preprocessed spectra of a split's pixels, for per-pixel models (the classical baselines).
@@ -500,37 +357,18 @@ class HSIDataModule(pl.LightningDataModule):
         labels and ``coords (N, 2)`` int64 rows and columns in each pixel's own scene, in the
         order of the split's dataset.
         """
-        dataset = self._dataset(split)
-        pad, xs = self.patch_size // 2, []
-        for part, entry in zip(dataset.parts, self._sources().entries):
-            cube, c = entry.load("cube"), np.asarray(part.coords, dtype=np.int64)  # padded (H + 2 pad, W + 2 pad, C)
-            xs.append(np.asarray(cube[c[:, 0] + pad, c[:, 1] + pad, :], dtype=np.float32))
-        return np.concatenate(xs), np.asarray(dataset.labels, np.int64), np.asarray(dataset.coords, np.int64)
+        return loaders.pixel_spectra(self._dataset(split), self._sources().entries, self.patch_size)
 
-    # ================================================================== device path
     def device_cube(self, device: torch.device | str) -> torch.Tensor:
         """The padded HWC cube as a tensor on ``device`` (copied there once)."""
-        device = torch.device(device)
-        key = str(device)
-        if key not in self._device_cubes:
-            cube = np.array(self._ensure_entry().load("cube"), dtype=np.float32)  # writable copy
-            self._device_cubes[key] = torch.from_numpy(cube).to(device)
-        return self._device_cubes[key]
+        return loaders.device_cube(self._device_cubes, self._ensure_entry(), device)
 
     def on_after_batch_transfer(self, batch: Any, dataloader_idx: int) -> Any:
         """Device-resident path: turn an index batch into ``(patches, labels[, coords])`` on its device."""
         if isinstance(batch, dict) and "coords" in batch and "index" in batch:
             cube = self.device_cube(batch["coords"].device)
-            patches, labels = gather_index_batch(batch, cube, self.patch_size, bool(self.hparams.channels_last))
-            if "with_coords" in batch:
-                return patches, labels, batch["coords"]
-            return patches, labels
+            return loaders.gather(batch, cube, self.patch_size, self.options.channels_last)
         return batch
-
-    # ================================================================== scenes
-    @property
-    def _state(self) -> dict[str, Any]:
-        return self._sources().state
 
     @property
     def scene_name(self) -> str:
@@ -546,32 +384,18 @@ class HSIDataModule(pl.LightningDataModule):
         """``{scene: [classes it has]}``."""
         return {s["name"]: list(s["classes"]) for s in self._state["scenes"]}
 
-    def _scene_index(self, name: str) -> int:
-        names = self.scene_names
-        if name not in names:
-            raise OptionError("scene", name, f"one of the DataModule's scenes ({', '.join(names)})")
-        return names.index(name)
-
     def scene_labels(self, name: str) -> np.ndarray:
         """(H, W) int64 labels of scene ``name``: 0 unlabeled, the DataModule's classes 1..K."""
-        return np.asarray(self._sources().entries[self._scene_index(name)].load("label_map", mmap=False))
+        entry = self._sources().entries[splits.scene_index(self.scene_names, name)]
+        return np.asarray(entry.load("label_map", mmap=False))
 
     def scene_cube(self, name: str) -> np.ndarray:
         """Scene ``name``'s preprocessed cube ``(H + 2 pad, W + 2 pad, C)``, padded by ``patch_size // 2``."""
-        return self._sources().entries[self._scene_index(name)].load("cube")
+        return self._sources().entries[splits.scene_index(self.scene_names, name)].load("cube")
 
     def scene_split(self, name: str) -> Split:
         """The train/val/test :class:`~hsi.preprocess.Split` of scene ``name``."""
-        from hsi.preprocess import Split
-
-        return Split.from_state(self._state["splits"][self._scene_index(name)])
-
-    def _lone_scene(self, what: str, instead: str) -> str:
-        """The name of the only scene; :class:`AttributeError` for several (use ``instead``)."""
-        names = self.scene_names
-        if len(names) != 1:
-            raise AttributeError(f"{len(names)} scenes have one {what} each: use {instead}")
-        return names[0]
+        return splits.scene_split(self._state, name)
 
     @property
     def class_names(self) -> list[str]:
@@ -591,10 +415,7 @@ class HSIDataModule(pl.LightningDataModule):
     @property
     def label_values(self) -> list[int]:
         """Original label ids of classes 1..K in the source (1..K for several scenes)."""
-        opened = self._sources()
-        if opened.single:
-            return list(opened.entries[0].state["scene"]["label_values"])
-        return list(range(1, self.num_classes + 1))
+        return scene_sources.label_values(self._sources())
 
     @property
     def wavelengths(self) -> np.ndarray | None:
@@ -615,13 +436,12 @@ class HSIDataModule(pl.LightningDataModule):
     @property
     def labels(self) -> np.ndarray:
         """(H, W) int64 scene labels: 0 unlabeled, classes 1..K (a single scene's)."""
-        return self.scene_labels(self._lone_scene("label map", "scene_labels(name)"))
+        return self.scene_labels(splits.lone_scene(self.scene_names, "label map", "scene_labels(name)"))
 
     @property
     def image_shape(self) -> tuple[int, int]:
         """``(H, W)`` of the scene (a single scene's)."""
-        shape = self._state["scenes"][self._scene_index(self._lone_scene("image shape", "scene_shapes"))]["shape"]
-        return int(shape[0]), int(shape[1])
+        return self.scene_shapes[splits.lone_scene(self.scene_names, "image shape", "scene_shapes")]
 
     @property
     def scene_shapes(self) -> dict[str, tuple[int, int]]:
@@ -631,7 +451,7 @@ class HSIDataModule(pl.LightningDataModule):
     @property
     def split(self) -> Split:
         """The train/val/test split in use (a single scene's)."""
-        return self.scene_split(self._lone_scene("split", "scene_split(name)"))
+        return self.scene_split(splits.lone_scene(self.scene_names, "split", "scene_split(name)"))
 
     def split_summary(self) -> dict[str, Any]:
         """The split's parameters and pixel counts (what ``metrics.json`` records).
@@ -639,85 +459,36 @@ class HSIDataModule(pl.LightningDataModule):
         A single scene: its split's parameters and counts. Several: the collection's split,
         its held-out scenes, the counts overall and per scene, and the leakage audit.
         """
-        from hsi.data.sources.split import collection_leakage
-
-        splits = {name: self.scene_split(name) for name in self.scene_names}
-        counts = {name: {f"{k}_pixels": int(getattr(s, k).sum()) for k in ("train", "val", "test")}
-                  for name, s in splits.items()}
-        if len(splits) == 1:
-            (split,) = splits.values()
-            return {**dict(split.params), **next(iter(counts.values()))}
-        col = self.collection
-        summary: dict[str, Any] = {"method": col.split, "test_scenes": list(col.test_scenes),
-                                   "val_scenes": list(col.val_scenes), "scenes": counts}
-        for k in ("train", "val", "test"):
-            summary[f"{k}_pixels"] = sum(c[f"{k}_pixels"] for c in counts.values())
-        budget = next(iter(splits.values())).params.get("budget")  # one draw over the whole collection
-        if budget is not None:
-            summary["budget"] = budget
-        held = list(col.test_scenes) + list(col.val_scenes)
-        summary["leakage"] = collection_leakage(list(splits.values()), list(splits), self.patch_size, held)
-        return summary
+        scene_splits = {name: self.scene_split(name) for name in self.scene_names}
+        return splits.split_summary(scene_splits, self.collection, self.patch_size)
 
     def scene_shift(self) -> dict[str, Any] | None:
         """Each scene's units, typical raw value and band statistics after preprocessing against the training
         scenes' (:func:`hsi.data.sources.shift.scene_shift`; warned about once, the first time); None for one scene.
         """
-        if self._shift is None and len(self.scene_names) > 1:
-            self._shift = scene_shift(self._state["scenes"], self.collection.train_names, self._band_stats)
-        return self._shift
-
-    def _band_stats(self, scenes: list[str], key: str) -> Any:
-        """:func:`~hsi.preprocess.shift.band_stats` of the preprocessed ``key`` pixels ("train", "all") of
-        ``scenes`` together (computed once per DataModule state: the shift check and the checkpoint share them)."""
-        cache_key = (tuple(scenes), key)
-        if cache_key not in self._stats:
-            from hsi.preprocess.shift import band_stats
-
-            entries, names = self._sources().entries, self.scene_names
-            self._stats[cache_key] = band_stats([centre_pixels(entries[names.index(n)], key, self.patch_size)
-                                                 for n in scenes])
-        return self._stats[cache_key]
+        return self._measures().scene_shift(self.collection.train_names)
 
     @property
     def preprocessing(self) -> dict[str, Any]:
-        """The preprocessing that runs (``auto`` resolved): ``scaling``, ``normalize``, ``pca``, ``remove_bands``."""
-        values = self._recipe().values
-        return {name: values[name] for name in ("scaling", "normalize", "pca", "remove_bands")}
+        """The preprocessing that runs (``auto`` resolved): the options of :class:`~hsi.preprocess.PreprocessSpec`."""
+        from hsi.preprocess.spec import PreprocessSpec
+
+        return PreprocessSpec.from_options(self._recipe()).to_options()
 
     def collection_record(self) -> dict[str, Any]:
         """The scenes as they ran, for ``metrics.json``: entries, split, held-out scenes, preprocessing, the
         normalisation that ran and each scene's units."""
-        col, units = self.collection, {s["name"]: s.get("units") for s in self._state["scenes"]}
-        fitted = {"collection": "one pipeline fitted on the training pixels of the training scenes",
-                  "scene": "each scene's own, fitted on " + ("all its valid pixels (unsupervised, labels never read)"
-                                                              if col.split == "scene" else "its own training pixels")}
-        return {"entries": col.to_dict()["scenes"], "split": col.split, "test_scenes": list(col.test_scenes),
-                "val_scenes": list(col.val_scenes), "preprocess": col.preprocess,
-                "preprocess_fitted": fitted[col.preprocess], **self.preprocessing, "units": units}
+        return reporting.collection_record(self.collection, self._state["scenes"], self.preprocessing)
 
     def data_arguments(self) -> dict[str, Any]:
         """The arguments that ran, for reports: a collection's without the single-scene source arguments and split
         (its entries and split are in :meth:`collection_record`)."""
-        arguments = dict(self.hparams)
-        if arguments.get("scenes") is not None:
-            for name, role in roles(type(self)).items():
-                if (role.kind == "source" and name not in ("scenes", "ignore_georef")) or name == "split":
-                    arguments.pop(name, None)
-        return arguments
+        return reporting.data_arguments(type(self), dict(self.hparams))
 
     def bands_summary(self) -> dict[str, Any] | None:
         """The common band grid of several scenes (range, count, widths, from which scene) and how each scene came
         onto it (method, bands dropped); None for one scene."""
-        state = self._state
-        if len(self.scene_names) == 1:
-            return None
-        from hsi.preprocess.response import grid_summary
-
-        grid = None if state["grid"] is None else {**grid_summary(state["grid"], state.get("grid_fwhm")),
-                                                    "from": state.get("grid_from"),
-                                                    "fwhm_from": state.get("grid_fwhm_from")}
-        return {"grid": grid, "scenes": {s["name"]: s.get("resampling") for s in state["scenes"]}}
+        return reporting.bands_summary(self._state)
 
     @property
     def pipeline(self) -> Pipeline:
@@ -735,11 +506,7 @@ class HSIDataModule(pl.LightningDataModule):
     @property
     def excluded_nonfinite(self) -> dict[str, Any]:
         """Labeled pixels left out of every split because their spectrum holds NaN or Inf (counts, per class, first)."""
-        opened = self._sources()
-        if opened.single:
-            return dict(opened.entries[0].state["scene"].get("excluded_nonfinite") or {"pixels": 0})
-        return {"pixels": sum(int(e.state["scene"].get("excluded_nonfinite", {}).get("pixels", 0))
-                              for e in opened.entries)}
+        return scene_sources.excluded_nonfinite(self._sources())
 
     def teardown(self, stage: str) -> None:
         """End of a stage: make sure a DDP process group is freed before the interpreter exits.
@@ -751,7 +518,6 @@ class HSIDataModule(pl.LightningDataModule):
 
         release_at_exit()
 
-    # ================================================================== checkpoint state
     @classmethod
     def load_from_checkpoint(cls, checkpoint_path: Any, map_location: Any = None, hparams_file: Any = None,
                              **kwargs: Any) -> HSIDataModule:
@@ -767,52 +533,17 @@ class HSIDataModule(pl.LightningDataModule):
 
     def state_dict(self) -> dict[str, Any]:
         """JSON-only state: fitted pipeline, split, class names, palette, patch size, label mapping (and, for several
-        scenes, ``collection``: the grid, classes, each scene's facts and split)."""
-        opened = self._sources()
-        if opened.single:
-            state = make_state(opened.entries[0].state, num_bands=self.num_bands, image_shape=self.image_shape,
-                               patch_size=self.patch_size, padding=self.padding)
-        else:
-            state = make_collection_state(opened.state, name=self.scene_name, num_bands=self.num_bands,
-                                          patch_size=self.patch_size, padding=self.padding)
-        return {**state, **self._training_facts()}
-
-    def _training_facts(self) -> dict[str, Any]:
-        """What inference checks a new cube against: the band statistics after preprocessing of the training pixels
-        and of all the training scenes' valid pixels (a cube on other bands is matched to the latter), and the
-        training scenes' units and typical raw value (computed once)."""
-        if self._facts is None:
-            names = self.scene_names
-            train = [n for n in self.collection.train_names if self.scene_split(n).train.any()] or names
-            stats = self._band_stats(train, "train")
-            facts = [s for s in self._state["scenes"] if s["name"] in train]
-            levels = [f.get("value_level") for f in facts if f.get("value_level")]
-            classes = None if len(names) == 1 else [self.class_names[k] for k in
-                                                    sorted(set(np.unique(self.train_dataset.labels).tolist()))]
-            self._facts = {"band_stats": stats.to_dict(), "scene_band_stats": self._band_stats(train, "all").to_dict(),
-                           "training_values": {
-                "names": train, "units": [(f.get("units") or {}).get("kind", "unknown") for f in facts],
-                "value_level": float(np.median(levels)) if levels else None, "classes": classes}}
-        return self._facts
+        scenes, ``collection``: the grid, classes, each scene's facts and split), and the training facts inference
+        checks a new cube against."""
+        state = self._scene_sources.checkpoint_state(self.options, self.scene_name)
+        facts = self._measures().training_facts(self.collection.train_names, self.scene_split,
+                                                lambda: self.train_dataset.labels)
+        return {**state, **facts}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Reuse a checkpoint's split(s) and fitted pipeline (no refitting) from now on."""
-        check_state(state_dict)
-        if int(state_dict["patch_size"]) != int(self.hparams.patch_size):
-            logger.warning("patch_size %s from the loaded state overrides the argument patch_size=%s",
-                           state_dict["patch_size"], self.hparams.patch_size)
-        if isinstance(self.source, SourceSpec):
-            self._saved = None
-        elif "collection" not in state_dict:
-            raise CheckpointError("HSIDataModule.load_state_dict: the checkpoint was trained on one scene, not on "
-                                  "a collection (scenes=)")
-        else:
-            self._saved = json_roundtrip(state_dict["collection"])
-        self._override = json_roundtrip({k: state_dict[k] for k in ("split", "pipeline", "patch_size", "padding")})
-        self._expected_classes = list(state_dict["class_names"])  # checked whenever the caches are opened
-        had = self._opened is not None
-        self._opened = None
-        self._datasets.clear()
+        had = self._scene_sources.load(state_dict, self.options)
+        self._forget()
         if had:
             for stage in sorted(self._stages):
                 self.setup(None if stage == "all" else stage)

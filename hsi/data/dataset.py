@@ -17,13 +17,9 @@ exists; ours cuts the whole batch in one vectorized gather and returns a
 still works) that also carries the stacked ``(B, C, P, P)`` tensor, which
 :func:`hsi.data.collate_patches` passes through without another copy.
 
-Augmentation is part of that gather: the flips / quarter turns are folded into its index
-(:func:`hsi.data.patches.gather_rows` with ``codes``), then scaling / noise (when on) are
-applied in place; the per-window draws of an epoch are made once for the whole dataset.
-Augmentation randomness is a pure function of ``(seed, epoch, index)`` (see
-:mod:`hsi.data.augment`). The epoch lives in a shared-memory tensor, so ``set_epoch`` in
-the main process reaches persistent workers too; :class:`hsi.data.HSIDataLoader` sets it
-from its sampler's epoch each time an epoch's iterator is created.
+Augmentation is part of that gather (:mod:`hsi.data.augment`); the per-window draws of an epoch are made once
+for the whole dataset. The epoch lives in a shared-memory tensor, so ``set_epoch`` in the main process reaches
+persistent workers too (:class:`hsi.data.HSIDataLoader` sets it).
 """
 
 from __future__ import annotations
@@ -109,11 +105,9 @@ class HSIPatchDataset(Dataset):
         so a batch is one contiguous copy).
     augment : a :class:`PatchAugment`, or None for no augmentation (val/test/predict).
     seed : seed of the augmentation randomness.
-    channels_last : memory format of the returned patches. Shapes are always ``(C, P, P)``
-        / ``(B, C, P, P)``; with True (default) the memory is laid out ``(B, P, P, C)``
-        (``torch.channels_last``), which the HWC gather writes at memory speed; False gives
-        C-contiguous tensors at the cost of a transposition (use ``.reshape``, not
-        ``.view``, on channels-last tensors).
+    channels_last : memory format of the returned ``(B, C, P, P)`` patches: True (default) lays them out
+        ``(B, P, P, C)`` (``torch.channels_last``, see :mod:`hsi.data.patches`; use ``.reshape``, not ``.view``,
+        on them), False gives C-contiguous tensors at the cost of a transposition.
 
     Attributes
     ----------
@@ -122,19 +116,9 @@ class HSIPatchDataset(Dataset):
     patch_size, num_bands, epoch
     """
 
-    def __init__(
-        self,
-        coords: ArrayLike,
-        labels: ArrayLike,
-        patch_size: int,
-        *,
-        cube: ArrayLike | None = None,
-        patches: ArrayLike | None = None,
-        patches_layout: str = "NCPP",
-        augment: PatchAugment | None = None,
-        seed: int = 0,
-        channels_last: bool = True,
-    ) -> None:
+    def __init__(self, coords: ArrayLike, labels: ArrayLike, patch_size: int, *, cube: ArrayLike | None = None,
+                 patches: ArrayLike | None = None, patches_layout: str = "NCPP", augment: PatchAugment | None = None,
+                 seed: int = 0, channels_last: bool = True) -> None:
         if (cube is None) == (patches is None):
             raise OptionError("cube", "given with patches=" if cube is not None else None,
                               "exactly one of cube= (padded HWC) or patches= ((N, C, P, P)) for HSIPatchDataset")
@@ -157,9 +141,8 @@ class HSIPatchDataset(Dataset):
         self._check_source()
 
     @classmethod
-    def from_cube(
-        cls, cube: np.ndarray, coords: np.ndarray, labels: np.ndarray, patch_size: int, padding: str = "reflect", **kwargs: Any
-    ) -> HSIPatchDataset:
+    def from_cube(cls, cube: np.ndarray, coords: np.ndarray, labels: np.ndarray, patch_size: int,
+                  padding: str = "reflect", **kwargs: Any) -> HSIPatchDataset:
         """Build from an unpadded ``(H, W, C)`` cube (padded here with ``padding``)."""
         return cls(coords, labels, patch_size, cube=pad_cube(np.asarray(cube, dtype=np.float32), patch_size, padding), **kwargs)
 
@@ -285,9 +268,8 @@ class HSIPatchDataset(Dataset):
         patches = self._gather(idx, self._augment_params(idx)).permute(0, 3, 1, 2)  # channels-last (B, C, P, P)
         if not self.channels_last:
             patches = patches.contiguous()
-        return PatchBatch(
-            patches, torch.from_numpy(self.labels[idx].copy()), torch.from_numpy(self.coords[idx].copy()), torch.from_numpy(idx)
-        )
+        return PatchBatch(patches, torch.from_numpy(self.labels[idx].copy()), torch.from_numpy(self.coords[idx].copy()),
+                          torch.from_numpy(idx))
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
         """``(patch (C, P, P) float32, label int64 scalar)`` for sample ``i``."""
@@ -295,10 +277,8 @@ class HSIPatchDataset(Dataset):
         return batch.patches[0], batch.labels[0]
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}(n={len(self)}, patch_size={self.patch_size}, source={self.source_kind!r}, "
-            f"augment={self.augment!r})"
-        )
+        return (f"{type(self).__name__}(n={len(self)}, patch_size={self.patch_size}, source={self.source_kind!r}, "
+                f"augment={self.augment!r})")
 
 
 class HSIIndexDataset(HSIPatchDataset):
@@ -316,11 +296,8 @@ class HSIIndexDataset(HSIPatchDataset):
 
     def __getitems__(self, indices: Sequence[int]) -> dict[str, torch.Tensor]:  # type: ignore[override]
         idx = self._indices(indices)
-        batch = {
-            "coords": torch.from_numpy(self.coords[idx].copy()),
-            "label": torch.from_numpy(self.labels[idx].copy()),
-            "index": torch.from_numpy(idx),
-        }
+        batch = {"coords": torch.from_numpy(self.coords[idx].copy()),
+                 "label": torch.from_numpy(self.labels[idx].copy()), "index": torch.from_numpy(idx)}
         params = self._augment_params(idx)
         if params is not None:
             batch.update({k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in params.items()})
@@ -330,9 +307,8 @@ class HSIIndexDataset(HSIPatchDataset):
         return {k: v[0] for k, v in self.__getitems__([i]).items()}
 
 
-def gather_index_batch(
-    batch: dict[str, torch.Tensor], cube: torch.Tensor, patch_size: int, channels_last: bool = True
-) -> tuple[torch.Tensor, torch.Tensor]:
+def gather_index_batch(batch: dict[str, torch.Tensor], cube: torch.Tensor, patch_size: int, channels_last: bool = True
+                       ) -> tuple[torch.Tensor, torch.Tensor]:
     """Turn an index batch (from :class:`HSIIndexDataset`) into ``(patches, labels)`` on ``cube``'s device.
 
     ``cube`` is the padded HWC cube as a tensor on the training device. Windows are cut

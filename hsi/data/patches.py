@@ -43,18 +43,8 @@ import torch
 from hsi.data.augment import symmetry_offsets
 from hsi.errors import OptionError, ShapeMismatchError
 
-__all__ = [
-    "DEFAULT_PATCH_SIZE",
-    "PADDING_MODES",
-    "extract_patches",
-    "gather_rows",
-    "gather_windows",
-    "pad_cube",
-    "tensor_view",
-    "gather_pixels",
-    "window_pixel_index",
-    "window_view",
-]
+__all__ = ["DEFAULT_PATCH_SIZE", "PADDING_MODES", "extract_patches", "gather_rows", "gather_windows", "pad_cube",
+           "tensor_view", "gather_pixels", "window_pixel_index", "window_view"]
 
 #: the patch side a DataModule uses when given none (``HSIDataModule(patch_size=...)``)
 DEFAULT_PATCH_SIZE = 11
@@ -186,9 +176,8 @@ def _empty(shape: tuple[int, ...], dtype: torch.dtype, device: torch.device) -> 
 _NUMPY_DTYPES = {torch.float32: np.float32, torch.float64: np.float64, torch.float16: np.float16}
 
 
-def gather_pixels(
-    padded: torch.Tensor, rows: Any, cols: Any, patch_size: int, codes: Any = None, out: torch.Tensor | None = None
-) -> torch.Tensor:
+def gather_pixels(padded: torch.Tensor, rows: Any, cols: Any, patch_size: int, codes: Any = None,
+                  out: torch.Tensor | None = None) -> torch.Tensor:
     """``(N, P, P, C)`` windows with per-window symmetries, cut pixel by pixel in one gather.
 
     Output pixel ``(i, j)`` of window ``n`` is read straight from its source pixel
@@ -231,13 +220,8 @@ def gather_pixels(
     return out
 
 
-def gather_rows(
-    padded: np.ndarray,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    patch_size: int,
-    codes: np.ndarray | None = None,
-) -> np.ndarray:
+def gather_rows(padded: np.ndarray, rows: np.ndarray, cols: np.ndarray, patch_size: int,
+                codes: np.ndarray | None = None) -> np.ndarray:
     """Fresh C-contiguous ``(N, P, P, C)`` windows of a padded HWC numpy cube at ``(rows, cols)``.
 
     In an HWC cube each window row (``P`` pixels x ``C`` bands) is one contiguous run, so
@@ -319,8 +303,7 @@ def gather_windows(padded: Any, coords: Any, patch_size: int, channels_last: boo
     return out if channels_last else np.ascontiguousarray(out)
 
 
-def extract_patches(
-    cube: np.ndarray, coords: np.ndarray, patch_size: int, padding: str = "reflect", channels_last: bool = True
-) -> np.ndarray:
+def extract_patches(cube: np.ndarray, coords: np.ndarray, patch_size: int, padding: str = "reflect",
+                    channels_last: bool = True) -> np.ndarray:
     """Pad an unpadded ``(H, W, C)`` cube and gather windows: ``(N, C, P, P)`` float array."""
     return gather_windows(pad_cube(cube, patch_size, padding), coords, patch_size, channels_last)

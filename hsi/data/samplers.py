@@ -93,15 +93,8 @@ class ClassBalancedSampler(DistributedSampler):
     drop_last : drop the tail instead of padding
     """
 
-    def __init__(
-        self,
-        labels: np.ndarray,
-        num_replicas: int | None = None,
-        rank: int | None = None,
-        seed: int = 0,
-        num_samples_total: int | None = None,
-        drop_last: bool = False,
-    ) -> None:
+    def __init__(self, labels: np.ndarray, num_replicas: int | None = None, rank: int | None = None, seed: int = 0,
+                 num_samples_total: int | None = None, drop_last: bool = False) -> None:
         labels = np.asarray(labels, dtype=np.int64).reshape(-1)
         if num_replicas is None or rank is None:
             r, k = distributed_context()

@@ -15,8 +15,6 @@ Three kinds of source:
 
 Any of them may keep only the bands within ``wavelength_range`` (:func:`within_range`: the
 cube, its wavelengths and band widths are cut as soon as it is loaded).
-
-The lead's inference code reuses :class:`SourceSpec` and :func:`load_source`.
 """
 
 from __future__ import annotations
@@ -121,6 +119,14 @@ class SourceSpec:
     def name(self) -> str:
         return Path(self.cube_path).stem if self.cube_path is not None else str(self.scene)
 
+    def read(self, index: int = 0) -> LoadedSource:
+        """The scene these arguments name (a collection of one: ``index`` is 0), as :func:`load_source` reads it."""
+        return load_source(self)
+
+    def known_identity(self, index: int = 0) -> dict[str, Any] | None:
+        """:meth:`identity` (the collection sources' signature: ``index`` is 0)."""
+        return self.identity()
+
     def identity(self) -> dict[str, Any] | None:
         """The identity when it is known without loading (synthetic, files); else None."""
         from hsi.io.readers import identities_of
@@ -129,17 +135,11 @@ class SourceSpec:
         if self.kind == "synthetic":
             return {"kind": "synthetic", "options": self.scene_options, "test_labels": test}
         if self.kind == "files":
-            return {
-                "kind": "files",
-                "cube": identities_of(self.cube_path),  # every file it stands for: an ENVI header and binary
-                "cube_key": self.cube_key,
-                "layout": self.layout,
-                "labels": identities_of(self.labels_path),
-                "labels_key": self.labels_key,
-                "test_labels": test,
-                "ignore_georef": self.ignore_georef,
-                **({"units": self.units, "scale": self.scale} if (self.units, self.scale) != (None, None) else {}),
-            }
+            return {"kind": "files",
+                    "cube": identities_of(self.cube_path),  # every file it stands for: an ENVI header and binary
+                    "cube_key": self.cube_key, "layout": self.layout, "labels": identities_of(self.labels_path),
+                    "labels_key": self.labels_key, "test_labels": test, "ignore_georef": self.ignore_georef,
+                    **({"units": self.units, "scale": self.scale} if (self.units, self.scale) != (None, None) else {})}
         return None
 
 
@@ -199,19 +199,13 @@ def _load_whole(spec: SourceSpec) -> LoadedSource:
     scene, identity = _load_scene(spec)
     values = [int(v) for v in scene.meta.get("label_values", range(1, scene.num_classes + 1))]
     return LoadedSource(
-        name=scene.name,
-        cube=np.ascontiguousarray(scene.cube.data, dtype=np.float32),
-        wavelengths=scene.cube.wavelengths,
-        labels=np.asarray(scene.labels, dtype=np.int64),
-        class_names=list(scene.class_names),
-        palette=np.asarray(scene.palette, dtype=np.uint8),
-        label_values=values,
+        name=scene.name, cube=np.ascontiguousarray(scene.cube.data, dtype=np.float32),
+        wavelengths=scene.cube.wavelengths, labels=np.asarray(scene.labels, dtype=np.int64),
+        class_names=list(scene.class_names), palette=np.asarray(scene.palette, dtype=np.uint8), label_values=values,
         test_labels=None if test_raw is None else _renumber(test_raw, values),
         identity=identity,  # type: ignore[arg-type]
-        georef=None if spec.ignore_georef else scene.cube.meta.get("georef"),
-        units=scene.cube.meta.get("units"),
-        fwhm=_fwhm(scene.cube.meta),
-    )
+        georef=None if spec.ignore_georef else scene.cube.meta.get("georef"), units=scene.cube.meta.get("units"),
+        fwhm=_fwhm(scene.cube.meta))
 
 
 def _load_files(spec: SourceSpec, test_raw: np.ndarray | None) -> LoadedSource:
@@ -236,19 +230,11 @@ def _load_files(spec: SourceSpec, test_raw: np.ndarray | None) -> LoadedSource:
     values = sorted(int(v) for v in present)
     names = label_names(spec.labels_path, spec.labels_key, values)
     return LoadedSource(
-        name=spec.name,
-        cube=np.ascontiguousarray(cube.data, dtype=np.float32),
-        wavelengths=cube.wavelengths,
-        labels=_renumber(raw, values),
-        class_names=names,
-        palette=scene_palette(names),
-        label_values=values,
+        name=spec.name, cube=np.ascontiguousarray(cube.data, dtype=np.float32), wavelengths=cube.wavelengths,
+        labels=_renumber(raw, values), class_names=names, palette=scene_palette(names), label_values=values,
         test_labels=None if test_raw is None else _renumber(test_raw, values),
         identity=spec.identity(),  # type: ignore[arg-type]
-        georef=cube.meta.get("georef"),
-        units=cube.meta.get("units"),
-        fwhm=_fwhm(cube.meta),
-    )
+        georef=cube.meta.get("georef"), units=cube.meta.get("units"), fwhm=_fwhm(cube.meta))
 
 
 def _fwhm(meta: dict[str, Any]) -> np.ndarray | None:
@@ -259,18 +245,13 @@ def _fwhm(meta: dict[str, Any]) -> np.ndarray | None:
 
 def label_names(path: str | Path, key: str | None, values: list[int]) -> list[str]:
     """The names of the label ``values``: those an HDF5 label map stores (``class_names`` of classes 1..K, as
-    :func:`hsi.io.write_h5` writes them), else ``class_<value>``."""
-    stored = _stored_label_names(path, key)
+    :func:`hsi.io.write_h5` writes them: an HDF5 dataset's ``class_names``), else ``class_<value>``."""
+    from hsi.io.readers import class_names_of
+
+    stored = class_names_of(path, key)
     if stored is not None and all(1 <= v <= len(stored) for v in values):
         return [stored[v - 1] for v in values]
     return [f"class_{v}" for v in values]
-
-
-def _stored_label_names(path: str | Path, key: str | None) -> list[str] | None:
-    """The class names stored with the label map (an HDF5 dataset's ``class_names``: ``key``, or "labels"), or None."""
-    from hsi.io.readers import class_names_of
-
-    return class_names_of(path, key)
 
 
 def check_labels_grid(cube_georef: Any, labels_path: Any, labels_key: str | None, cube_name: Any, policy: str) -> None:
@@ -297,13 +278,9 @@ def _load_scene(spec: SourceSpec) -> tuple[Any, dict[str, Any]]:
     scene = load_scene(spec.scene, root=spec.root, download=spec.download, **spec.scene_options)
     named = _files_of(scene.cube.meta) + _files_of(scene.meta)  # each with its format's other files (ENVI binary)
     files = sorted({str(f) for name in named for f in files_of(name)})
-    identity = {
-        "kind": "registry",
-        "name": spec.scene,
-        "root": None if spec.root is None else str(Path(spec.root).expanduser().resolve()),
-        "options": spec.scene_options,
-        "files": [file_identity(f) for f in files],
-        "labels_sha256": hashlib.sha256(np.ascontiguousarray(scene.labels).tobytes()).hexdigest(),
-        "test_labels": _second_labels_identity(spec.test_labels_path, spec.test_labels_key),
-    }
+    identity = {"kind": "registry", "name": spec.scene,
+                "root": None if spec.root is None else str(Path(spec.root).expanduser().resolve()),
+                "options": spec.scene_options, "files": [file_identity(f) for f in files],
+                "labels_sha256": hashlib.sha256(np.ascontiguousarray(scene.labels).tobytes()).hexdigest(),
+                "test_labels": _second_labels_identity(spec.test_labels_path, spec.test_labels_key)}
     return scene, identity

@@ -40,16 +40,15 @@ def check_normalization(datamodule: Any, out: str | Path | None = None) -> Check
     CheckResult
     """
     from hsi.data.scene_source import load_source
-    from hsi.preprocess import make_pipeline
+    from hsi.preprocess import PreprocessSpec
 
     h = datamodule.preprocessing
     src = load_source(datamodule.source)
     train_mask = np.asarray(datamodule.split.train) & np.isfinite(src.cube).all(axis=-1)
     test_mask = np.asarray(datamodule.split.test) & np.isfinite(src.cube).all(axis=-1)
     used = datamodule.pipeline
-    refit = make_pipeline(scaling=h["scaling"], pca=h["pca"], remove_bands=h["remove_bands"], fill_nonfinite="median",
-                          normalize=h["normalize"])
-    refit.fit(src.cube, train_mask, wavelengths=src.wavelengths)
+    refit = PreprocessSpec.from_options(h).fit(src.cube, train_mask, wavelengths=src.wavelengths,
+                                               of=f"scene {src.name!r}")
     train = np.asarray(used.transform(src.cube[train_mask][None]), dtype=np.float64)[0]
     test = np.asarray(used.transform(src.cube[test_mask][None]), dtype=np.float64)[0]
     test_refit = np.asarray(refit.transform(src.cube[test_mask][None]), dtype=np.float64)[0]

@@ -32,13 +32,11 @@ def input_bands(data: dict[str, Any], raw_bands: int) -> int:
     A PCA given as a variance fraction keeps a number of components known only once fitted: the raw
     count is taken then (the check cannot refuse what the fit may yet allow).
     """
-    bands = raw_bands - len(set(data.get("remove_bands") or ()))
-    if str(data.get("normalize") or "none").startswith("derivative"):
-        bands -= 1  # band-to-band differences: one fewer
-    pca = data.get("pca")
-    if isinstance(pca, int) and not isinstance(pca, bool):
-        bands = min(bands, pca)
-    return bands
+    from hsi.preprocess.spec import PreprocessSpec
+
+    defaults = PreprocessSpec()
+    options = {name: data.get(name, getattr(defaults, name)) for name in PreprocessSpec.option_names()}
+    return PreprocessSpec(**options).bands_out(raw_bands)
 
 
 def _network(model: str, model_args: dict[str, Any]) -> str:

@@ -1,5 +1,9 @@
 """``infer_scene``: a checkpoint and a cube in, a classification map (and its files) out.
 
+The one-scene worker behind :func:`hsi.infer.infer` (the entry for one scene or many, what
+``hsi infer`` calls), and behind each scene of :func:`hsi.infer.many.infer_scenes`; called
+directly it is :func:`hsi.infer.infer` with one scene, the same maps bit for bit.
+
 Order of work: options checked, checkpoint read, cube opened (not loaded), its bands checked
 against the checkpoint, ground truth read, output folder checked — all before any compute;
 then one tile pass (one process, or several through Lightning), then the outputs.
@@ -243,6 +247,9 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
                 scale: float | None = None, **kwargs: Any) -> InferResult:
     """Classify every pixel of a scene with a trained checkpoint.
 
+    :func:`hsi.infer.infer` with one scene (it calls this); the entry for several is the same
+    :func:`hsi.infer.infer`.
+
     Parameters
     ----------
     checkpoint : str, Path or InferenceModel
@@ -357,7 +364,8 @@ def _open_scene(model: InferenceModel, cube: Any, scene: str | None, given: dict
     ``units``, ``scale``; those given win)."""
     if cube is None and scene is None and model.data_arguments.get("scenes") is not None:
         raise OptionError("cube", None, f"a cube file or a registry scene: checkpoint {model.source} was trained on a "
-                          "collection of scenes (hsi.infer.many.infer_scenes, hsi infer --scenes FILE, maps them all)")
+                          "collection of scenes (hsi.infer.infer(checkpoint, scenes=FILE, out=...), hsi infer "
+                          "--scenes FILE, maps them all)")
     another = cube is not None or scene is not None
     if not another:  # the checkpoint's own scene, restored from its data arguments
         found = _checkpoint_scene(model, {**{k: v for k, v in given.items() if k != "labels"},

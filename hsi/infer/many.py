@@ -1,5 +1,9 @@
 """``infer_scenes``: one checkpoint, many scenes; ``out/<name>/`` per scene and one summary table.
 
+What :func:`hsi.infer.infer` (the entry for one scene or many, what ``hsi infer`` calls) does
+with several scenes: ``infer(checkpoint, scenes=..., out=...)`` or ``infer(checkpoint,
+[cube, ...], out=...)``; called directly it gives the same maps bit for bit.
+
 Each scene is mapped by :func:`hsi.infer.infer_scene` into ``out/<name>/`` (the usual
 outputs and manifest ``inference.json``), its cube brought onto the checkpoint's band grid
 first when the checkpoint was trained on a collection (:mod:`hsi.data.sources.bands`).
@@ -223,7 +227,8 @@ def _scene_model(model: Any, state: dict[str, Any] | None, name: str) -> Any:
             from hsi.preprocess import Pipeline
 
             pipeline, own = Pipeline.from_state(state["pipelines"][names.index(name)]), True
-    return dataclasses.replace(model, split_state=split, scene_name=name, georef=None, pipeline=pipeline,
+    # the checkpoint's georeference is its scene's when it has one scene, else None: kept as it is
+    return dataclasses.replace(model, split_state=split, scene_name=name, pipeline=pipeline,
                                fit_per_scene=model.fit_per_scene and not own)
 
 
@@ -267,6 +272,9 @@ def _map_again(model: Any, item: _Item, out: Path, opts: Any, union: list[str], 
 def infer_scenes(checkpoint: str | Path, scenes: Any, out: str | Path, *, options: Any = None, rank: int | None = None,
                  world_size: int | None = None, log: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Map every scene of ``scenes`` with ``checkpoint`` into ``out/<name>/``.
+
+    :func:`hsi.infer.infer` with several scenes (it calls this): ``infer(checkpoint,
+    scenes=scenes, out=out)``.
 
     Parameters
     ----------

@@ -13,10 +13,34 @@ a reader registered in :mod:`hsi.io.readers`; the entry points look it up there.
 
 from __future__ import annotations
 
-from hsi.io.cube import Cube, read_cube
-from hsi.io.inventory import list_arrays
-from hsi.io.labels import read_labels
-from hsi.io.lazy import LazyCube, open_cube
-from hsi.io.writers.hdf5 import append_h5, write_h5
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hsi.io.cube import Cube, read_cube
+    from hsi.io.inventory import list_arrays
+    from hsi.io.labels import read_labels
+    from hsi.io.lazy import LazyCube, open_cube
+    from hsi.io.writers.hdf5 import append_h5, write_h5
 
 __all__ = ["Cube", "LazyCube", "append_h5", "list_arrays", "open_cube", "read_cube", "read_labels", "write_h5"]
+
+#: public name -> the module defining it, imported on first use (PEP 562): importing a light module of this
+#: package (``hsi.io.layout`` for the command line's choices) then costs no numpy or h5py
+_HOMES = {"Cube": "hsi.io.cube", "read_cube": "hsi.io.cube", "list_arrays": "hsi.io.inventory",
+          "read_labels": "hsi.io.labels", "LazyCube": "hsi.io.lazy", "open_cube": "hsi.io.lazy",
+          "append_h5": "hsi.io.writers.hdf5", "write_h5": "hsi.io.writers.hdf5"}
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module the first time it is asked for."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -305,7 +305,7 @@ def convert(
     Parameters
     ----------
     input_path : str or Path
-        Any file :func:`hsi.io.read_cube` reads (.mat, .h5, ENVI .hdr, ERDAS .lan, GeoTIFF).
+        Any file :func:`hsi.io.read_cube` reads: a format of a registered reader (:func:`hsi.io.readers.list_readers`).
     out : str or Path
         The ``.h5`` file (``to="h5"``), the folder (``to="npy"``) or the ``.tif`` (``to="gtiff"``) to write.
     to : {"h5", "npy", "gtiff"}

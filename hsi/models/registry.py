@@ -3,7 +3,8 @@
 The registry maps a short name (``"hybridsn"``) to a class whose constructor takes
 ``num_bands``, ``num_classes``, ``patch_size`` and then only explicit, type-hinted keyword
 hyperparameters, so a training task can save ``(name, kwargs)`` in a checkpoint and rebuild
-the same model from it.
+the same model from it. Models of installed packages (entry points ``hsi.models``,
+:mod:`hsi.plugins`) join the registry the first time it is asked.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from torch import nn
 from hsi._checks import not_an_option
 from hsi._registry import add_unique
 from hsi.errors import UnknownModelError  # noqa: F401 - re-exported
+from hsi.plugins import load_plugins
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -56,9 +58,22 @@ def register_model(name: str) -> Callable[[_ModelT], _ModelT]:
     return decorator
 
 
+def _models() -> dict[str, type[nn.Module]]:
+    """The registry, once the installed packages' ``hsi.models`` plug-ins are in it (:mod:`hsi.plugins`)."""
+    load_plugins("hsi.models", _register_plugin, lambda name: name.lower() in _REGISTRY)
+    return _REGISTRY
+
+
+def _register_plugin(name: str, cls: type) -> None:
+    """Register an ``hsi.models`` entry point's class under its name, once it is an ``nn.Module``."""
+    if not issubclass(cls, nn.Module):
+        raise TypeError(f"{cls.__module__}.{cls.__qualname__} is not a torch.nn.Module subclass")
+    register_model(name)(cls)
+
+
 def list_models() -> list[str]:
     """Registered model names, sorted."""
-    return sorted(_REGISTRY)
+    return sorted(_models())
 
 
 def wavelength_models() -> list[str]:
@@ -76,7 +91,7 @@ def get_model_class(name: str) -> type[nn.Module]:
         If ``name`` is not registered; the message lists the known names.
     """
     try:
-        return _REGISTRY[name.lower()]
+        return _models()[name.lower()]
     except (KeyError, AttributeError):
         raise UnknownModelError(
             f"unknown model {name!r}; known models: {', '.join(list_models())}"

@@ -1,11 +1,13 @@
 """Leakage-free preprocessing: transformers fitted on training pixels, and spatial splits.
 
-Transformers follow scikit-learn conventions on the last (band) axis: ``fit(cube, mask)``
-learns only from pixels where ``mask`` is True, ``transform`` takes any ``(..., C)``
-array and returns float32. Every transformer (and :class:`Pipeline`) is a scikit-learn
-estimator: ``sklearn.base.clone``, ``get_params`` / ``set_params`` and
-``sklearn.utils.validation.check_is_fitted`` work, and the steps fit inside a
-``sklearn.pipeline.Pipeline`` (``fit(cube, mask)``: the mask is scikit-learn's ``y``).
+Transformers follow scikit-learn conventions on the last (band) axis:
+``fit(cube, sample_mask=mask)`` learns only from pixels where ``mask`` is True (``y`` is
+accepted and ignored), ``transform`` takes any ``(..., C)`` array and returns float32.
+Every transformer (and :class:`Pipeline`) is a scikit-learn estimator: ``sklearn.base.clone``,
+``get_params`` / ``set_params`` (nested on :class:`Pipeline`: ``pca__n_components``),
+``n_features_in_`` and ``sklearn.utils.validation.check_is_fitted`` work, ``check_estimator``
+passes but for the checks listed in the docs (splits.md, "scikit-learn's contract"), and the
+steps fit inside a ``sklearn.pipeline.Pipeline`` (the mask as ``<step>__sample_mask=``).
 Splits return a :class:`Split` of boolean ``(H, W)`` masks;
 :func:`leakage_report` audits any pair of masks for a given patch size.
 """
@@ -17,7 +19,8 @@ from hsi.preprocess.bands import WATER_ABSORPTION_NM, WATER_ABSORPTION_NM_WIDE, 
 from hsi.preprocess.fill import NonFiniteFill
 from hsi.preprocess.leakage import leakage_report
 from hsi.preprocess.pca import PCA
-from hsi.preprocess.pipeline import FORMAT_VERSION, Pipeline, make_pipeline
+from hsi.preprocess.pipeline import FORMAT_VERSION, Pipeline
+from hsi.preprocess.spec import PreprocessSpec, make_pipeline
 from hsi.preprocess.scaling import PerBandMinMax, PerBandStandardize
 from hsi.preprocess.spectral import NORMALIZE_METHODS, FirstDerivative, PixelNormalize
 from hsi.preprocess.split import (
@@ -43,6 +46,7 @@ __all__ = [
     "PerBandStandardize",
     "PixelNormalize",
     "Pipeline",
+    "PreprocessSpec",
     "RemoveBands",
     "Split",
     "SplitCounts",

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hsi.errors import BandMismatchError, OptionError, WavelengthError
-from hsi.preprocess._base import BandTransformer
+from hsi.preprocess._base import BandTransformer, check_array, refuse_mask_as_y
 from hsi.preprocess._registry import register_transformer
 
 __all__ = ["RemoveBands", "WATER_ABSORPTION_NM", "WATER_ABSORPTION_NM_WIDE"]
@@ -30,7 +30,7 @@ class RemoveBands(BandTransformer):
     """Drop bands given by index, by wavelength window, or by an ENVI bad-band list.
 
     The selection is the union of the three criteria. Nothing is learned from pixel
-    values (``mask`` is accepted for the common ``fit`` signature and ignored).
+    values (``y`` and ``sample_mask`` are accepted for the common ``fit`` signature and ignored).
 
     Parameters
     ----------
@@ -62,13 +62,14 @@ class RemoveBands(BandTransformer):
         self.wavelength_ranges = wavelength_ranges
         self.bbl = bbl
 
-    def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> RemoveBands:
+    def fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None,
+            wavelengths: Any = None) -> RemoveBands:
         """Decide which bands to keep from the band count (and wavelengths); returns self.
 
-        ``cube`` may also be an int band count, since no pixel value is used.
+        ``X`` may also be an int band count, since no pixel value is used.
         """
         self._reset()
-        n_bands = _band_count(cube)
+        n_bands = _band_count(X, y)
         wl = _band_wavelengths(wavelengths, n_bands)
         drop = self._by_index(n_bands) | self._by_wavelength(wl, n_bands) | self._by_bbl(n_bands)
         if drop.all():
@@ -133,14 +134,13 @@ class RemoveBands(BandTransformer):
         return np.asarray(x[..., self.keep_], dtype=np.float32)
 
 
-def _band_count(cube: Any) -> int:
-    """Bands of a cube (its last axis), or the count itself when an int is given."""
+def _band_count(cube: Any, y: Any) -> int:
+    """Bands of a cube (its last axis, :func:`check_array` applied), or the count itself when an int is given."""
     if isinstance(cube, (int, np.integer)):
         return int(cube)
-    shape = np.shape(cube)
-    if len(shape) < 1:
-        raise BandMismatchError("RemoveBands.fit: cube has no band axis")
-    return int(shape[-1])
+    x = check_array(cube, "RemoveBands.fit", fit=True)
+    refuse_mask_as_y(x, y, "RemoveBands.fit")
+    return int(x.shape[-1])
 
 
 def _band_wavelengths(wavelengths: Any, n_bands: int) -> np.ndarray | None:

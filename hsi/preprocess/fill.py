@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hsi.errors import OptionError, SplitError
-from hsi.preprocess._base import BandTransformer, training_pixels
+from hsi.preprocess._base import BandTransformer, refuse_mask_as_y, training_pixels
 from hsi.preprocess._registry import register_transformer
 
 __all__ = ["NonFiniteFill"]
@@ -49,14 +49,17 @@ class NonFiniteFill(BandTransformer):
     def __init__(self, strategy: str = "median") -> None:
         self.strategy = strategy
 
-    def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> NonFiniteFill:
-        """Learn ``fill_values_`` from the finite values of the pixels where ``mask`` is True.
+    def fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None,
+            wavelengths: Any = None) -> NonFiniteFill:
+        """Learn ``fill_values_`` from the finite values of the pixels where ``sample_mask`` is True.
 
         Parameters
         ----------
-        cube : array (..., C)
+        X : array (..., C)
             Training data (``(H, W, C)`` with an ``(H, W)`` mask, or ``(N, C)``).
-        mask : bool array or None
+        y : ignored
+            scikit-learn's target (a cube's pixel-grid-shaped ``y`` is refused).
+        sample_mask : bool array or None
             Training pixels; None = all.
         wavelengths : ignored
             Accepted for the pipeline's uniform ``fit`` signature.
@@ -64,7 +67,8 @@ class NonFiniteFill(BandTransformer):
         if self.strategy not in _STRATEGIES:
             raise OptionError("strategy", self.strategy, "'median' or 'mean'")
         self._reset()
-        x = training_pixels(cube, mask, "NonFiniteFill.fit", dropna=False)
+        x = training_pixels(X, sample_mask, "NonFiniteFill.fit", dropna=False)
+        refuse_mask_as_y(X, y, "NonFiniteFill.fit")
         x = np.where(np.isfinite(x), x, np.nan)
         empty = np.flatnonzero(np.isnan(x).all(axis=0))
         if empty.size:
@@ -76,6 +80,12 @@ class NonFiniteFill(BandTransformer):
         self.fill_values_ = np.asarray(stat(x, axis=0), dtype=np.float64)
         self.n_bands_in_ = self.n_bands_out_ = int(x.shape[1])
         return self
+
+    def __sklearn_tags__(self) -> Any:
+        """As every transformer's, but float64 input stays float64 (``preserves_dtype``)."""
+        tags = super().__sklearn_tags__()
+        tags.transformer_tags.preserves_dtype = ["float32", "float64"]
+        return tags
 
     def transform(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
         """``x`` with every non-finite value replaced by its band's fill value (float32 or float64 kept).

@@ -8,7 +8,7 @@ import numpy as np
 
 from hsi._checks import check_components
 from hsi.errors import OptionError, SplitError
-from hsi.preprocess._base import BandTransformer, training_pixels
+from hsi.preprocess._base import BandTransformer, refuse_mask_as_y, training_pixels
 from hsi.preprocess._registry import register_transformer
 
 __all__ = ["PCA"]
@@ -74,22 +74,26 @@ class PCA(BandTransformer):
         limit = min(n_pixels, n_bands)
         if isinstance(k, int) and k > limit:
             raise OptionError("n_components", k, f"at most min(bands, training pixels) = min({n_bands}, {n_pixels}) "
-                              f"= {limit}")
+                              f"= {limit} (n_features = {n_bands}, n_samples = {n_pixels})")
         return k
 
-    def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> PCA:
-        """Fit the projection on the pixels where ``mask`` is True; returns self."""
+    def fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None, wavelengths: Any = None) -> PCA:
+        """Fit the projection on the pixels where ``sample_mask`` is True (all when None); returns self.
+
+        ``y`` and ``wavelengths`` are ignored (scikit-learn's signature; the pipeline's uniform one).
+        """
         from sklearn.decomposition import PCA as _SkPCA
 
         self._reset()
-        x = training_pixels(cube, mask, "PCA.fit")
+        x = training_pixels(X, sample_mask, "PCA.fit")
+        refuse_mask_as_y(X, y, "PCA.fit")
         if self.max_fit_pixels is not None and x.shape[0] > self.max_fit_pixels:
             rng = np.random.default_rng(self.random_state)
             idx = np.sort(rng.choice(x.shape[0], size=int(self.max_fit_pixels), replace=False))
             x = x[idx]
         k = self._check_n_components(x.shape[0], x.shape[1])
         if x.shape[0] < 2:
-            raise SplitError("PCA.fit: needs at least 2 training pixels, found 1")
+            raise SplitError("PCA.fit: needs at least 2 training pixels, found 1 sample")
         sk = _SkPCA(n_components=k, svd_solver="full", whiten=False).fit(x)
         self.n_bands_in_ = int(x.shape[1])
         self.n_components_ = int(sk.n_components_)

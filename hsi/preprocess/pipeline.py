@@ -20,16 +20,11 @@ import numpy as np
 
 from hsi._atomic import write_bytes_atomic, write_json_atomic
 from hsi.errors import MissingFileError, OptionError, OverwriteError
-from hsi.preprocess._base import BandTransformer, StateFormatError, training_pixels
+from hsi.preprocess._base import BandTransformer, StateFormatError, refuse_mask_as_y, training_pixels
 from hsi.preprocess._registry import transformer_from_state
 from hsi.preprocess._state import decode_value, encode_value
-from hsi.preprocess.bands import RemoveBands
-from hsi.preprocess.fill import NonFiniteFill
-from hsi.preprocess.pca import PCA
-from hsi.preprocess.scaling import PerBandMinMax, PerBandStandardize
-from hsi.preprocess.spectral import normalize_steps
 
-__all__ = ["FORMAT_VERSION", "Pipeline", "make_pipeline"]
+__all__ = ["FORMAT_VERSION", "Pipeline"]
 
 #: Version of the saved/state layout written by this code; loading another is an error.
 FORMAT_VERSION = 1
@@ -61,17 +56,35 @@ def _check_header(state: Any, where: str) -> None:
         raise StateFormatError(f"{where}: 'steps' must be a list")
 
 
+def _step_names(steps: Sequence[Any]) -> list[str]:
+    """Each step's name: its class name in lower case, numbered ``-1``, ``-2``... when repeated (as scikit-learn's
+    ``make_pipeline``)."""
+    names = [type(step).__name__.lower() for step in steps]
+    seen: dict[str, int] = {}
+    out = []
+    for name in names:
+        if names.count(name) > 1:
+            seen[name] = seen.get(name, 0) + 1
+            name = f"{name}-{seen[name]}"
+        out.append(name)
+    return out
+
+
 class Pipeline(BandTransformer):
     """Apply transformers in order; fit each on the training pixels as transformed so far.
 
-    ``fit`` gathers the training pixels once (``cube[mask]``, NaN pixels dropped with a
+    ``fit`` gathers the training pixels once (``X[sample_mask]``, NaN pixels dropped with a
     warning), then fits each step on them and passes them through it; wavelengths follow
     band removal (the kept bands) and the derivative (the midpoints), and are dropped after
     another step that changes the band count (PCA).
 
     Like its steps it is a scikit-learn estimator (``clone`` gives an unfitted copy of
-    every step). The same steps in a ``sklearn.pipeline.Pipeline``, fitted with
-    ``fit(cube, mask)``, give the same output, with three differences: this class leaves
+    every step). Its steps' parameters are nested parameters, named as scikit-learn's
+    ``make_pipeline`` names steps (the class name in lower case, ``-1``, ``-2``... when a
+    class is repeated): ``set_params(pca__n_components=10)``, ``get_params(deep=True)``,
+    :attr:`named_steps`, and a grid search over ``pca__n_components`` work. The same steps in
+    a ``sklearn.pipeline.Pipeline``, fitted with ``fit(cube, <step>__sample_mask=mask)``
+    for each step, give the same output, with three differences: this class leaves
     training pixels with a non-finite band out of every step (scikit-learn's out of the
     steps before a :class:`NonFiniteFill` only); it carries the wavelengths from step to
     step (scikit-learn passes ``<step>__wavelengths=`` to that one step); and it passes
@@ -106,15 +119,64 @@ class Pipeline(BandTransformer):
                 )
         return steps
 
-    def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> Pipeline:
-        """Fit every step on the pixels where ``mask`` is True; returns self."""
+    # -- nested parameters --------------------------------------------------------
+    @property
+    def named_steps(self) -> dict[str, BandTransformer]:
+        """The steps by name (the prefixes of nested parameters: ``pca`` of ``pca__n_components``)."""
+        return dict(zip(_step_names(self.steps), self.steps))
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """``steps``; with ``deep`` also each step by name and its parameters as ``<step>__<parameter>``."""
+        params = super().get_params(deep=False)
+        if deep:
+            for name, step in self.named_steps.items():
+                params[name] = step
+                if hasattr(step, "get_params"):
+                    params.update({f"{name}__{k}": v for k, v in step.get_params(deep=True).items()})
+        return params
+
+    def set_params(self, **params: Any) -> Pipeline:
+        """Set ``steps``, replace a step by name (``pca=PCA(5)``) or set a step's parameter (``pca__n_components=5``).
+
+        Raises
+        ------
+        OptionError
+            A name that is neither ``steps`` nor a step's (the message lists the valid names).
+        """
+        if "steps" in params:
+            self.steps = params.pop("steps")
+        nested: dict[str, dict[str, Any]] = {}
+        for key, value in params.items():
+            name, sep, sub = key.partition("__")
+            names = list(self.named_steps)
+            if name not in names:
+                steps_part = (f", the steps {names} and their parameters as '<step>__<parameter>' "
+                              f"(e.g. '{names[-1]}__...')" if names else " only (the pipeline has no step)")
+                raise OptionError(key, value, f"Invalid parameter {key!r} for this Pipeline: its parameters are "
+                                  f"'steps'{steps_part}")
+            if sep:
+                nested.setdefault(name, {})[sub] = value
+            else:
+                steps = list(self.steps)
+                steps[names.index(name)] = value
+                self.steps = steps
+        for name, values in nested.items():
+            self.named_steps[name].set_params(**values)
+        return self
+
+    def fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None, wavelengths: Any = None) -> Pipeline:
+        """Fit every step on the pixels where ``sample_mask`` is True (all when None); returns self.
+
+        ``y`` is ignored (scikit-learn's signature); ``wavelengths`` (C,) reach the steps that use them.
+        """
         self._reset()
         steps = self._check_steps()
-        x = training_pixels(cube, mask, "Pipeline.fit")
+        x = training_pixels(X, sample_mask, "Pipeline.fit")
+        refuse_mask_as_y(X, y, "Pipeline.fit")
         n_in = x.shape[1]
         wl = wavelengths
         for step in steps:
-            step.fit(x, None, wavelengths=wl)
+            step.fit(x, wavelengths=wl)
             if hasattr(step, "wavelengths_out_"):  # RemoveBands, FirstDerivative
                 wl = step.wavelengths_out_
             elif step.n_bands_out_ != step.n_bands_in_:
@@ -329,55 +391,3 @@ def _check_replaceable(json_path: Path, npz_path: Path) -> None:
                 f"it is left untouched. Choose another name (a pipeline saved as {json_path.stem!r} "
                 f"needs both {json_path.name} and {npz_path.name})"
             )
-
-
-def make_pipeline(scaling: str | None = "minmax", pca: int | float | None = None,
-                  remove_bands: Sequence[int] | None = None,
-                  wavelength_ranges: Sequence[Sequence[float]] | None = None,
-                  bbl: Sequence[int] | None = None, *,
-                  feature_range: Sequence[float] = (0.0, 1.0), whiten: bool = False,
-                  random_state: int = 0, fill_nonfinite: str | None = None,
-                  normalize: str | None = None) -> Pipeline:
-    """Build the usual chain: non-finite fill, band removal, per-pixel normalisation, scaling, then PCA.
-
-    Every step is optional; with the defaults the chain is one :class:`PerBandMinMax`.
-
-    Parameters
-    ----------
-    fill_nonfinite : 'median', 'mean' or None
-        Put a :class:`NonFiniteFill` first: NaN / infinite values become the band's
-        training median (or mean) before anything else sees them. The DataModule always
-        uses ``'median'``.
-    scaling : 'minmax', 'standardize' or None
-    pca : int, float in (0, 1), or None
-        ``n_components`` of a :class:`PCA` step.
-    remove_bands, wavelength_ranges, bbl
-        Passed to :class:`RemoveBands` (a step is added if any is given); for the
-        water-absorption windows use ``wavelength_ranges=WATER_ABSORPTION_NM`` and fit
-        with ``wavelengths=``.
-    normalize : one of :data:`~hsi.preprocess.spectral.NORMALIZE_METHODS`, or None
-        Per-pixel steps against sensor gain and offset (:mod:`hsi.preprocess.spectral`):
-        'brightness' (:class:`PixelNormalize` 'mean'), 'l2' (:class:`PixelNormalize`
-        'l2'), 'derivative' (:class:`FirstDerivative`; fit with ``wavelengths=`` for a
-        derivative per nm), 'derivative+l2' (both: the derivative, then its l2 norm); None or
-        'none' adds no step.
-    """
-    normalizing = normalize_steps(normalize)
-    steps: list[BandTransformer] = []
-    if fill_nonfinite is not None:
-        if fill_nonfinite not in ("median", "mean"):
-            raise OptionError("fill_nonfinite", fill_nonfinite, "'median', 'mean' or None")
-        steps.append(NonFiniteFill(strategy=fill_nonfinite))
-    if remove_bands is not None or wavelength_ranges is not None or bbl is not None:
-        steps.append(RemoveBands(indices=remove_bands, wavelength_ranges=wavelength_ranges,
-                                 bbl=bbl))
-    steps.extend(normalizing)
-    if scaling == "minmax":
-        steps.append(PerBandMinMax(feature_range=feature_range))
-    elif scaling == "standardize":
-        steps.append(PerBandStandardize())
-    elif scaling is not None:
-        raise OptionError("scaling", scaling, "make_pipeline: scaling must be 'minmax', 'standardize' or None")
-    if pca is not None:
-        steps.append(PCA(n_components=pca, whiten=whiten, random_state=random_state))
-    return Pipeline(steps)

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from hsi.errors import OptionError
-from hsi.preprocess._base import BandTransformer, training_pixels
+from hsi.preprocess._base import BandTransformer, refuse_mask_as_y, training_pixels
 from hsi.preprocess._registry import register_transformer
 
 __all__ = ["PerBandMinMax", "PerBandStandardize", "per_band_affine"]
@@ -54,14 +54,21 @@ def per_band_affine(x: np.ndarray, centre: np.ndarray, scale: np.ndarray, shift:
     return out
 
 
-def _check_bands_for_partial_fit(obj: BandTransformer, n_bands: int, what: str) -> None:
+def _partial_fit_pixels(obj: BandTransformer, X: Any, y: Any, sample_mask: Any) -> np.ndarray:
+    """The training pixels of one ``partial_fit`` call as float64 ``(N, C)``, their band count checked."""
     from hsi.errors import BandMismatchError
 
+    name = type(obj).__name__
+    what = f"{name}.partial_fit"
+    x = training_pixels(X, sample_mask, what)
+    refuse_mask_as_y(X, y, what)
+    n_bands = x.shape[1]
     if obj.is_fitted and n_bands != obj.n_bands_in_:
         raise BandMismatchError(
-            f"{what}: expected {obj.n_bands_in_} bands (as in earlier partial_fit calls), "
-            f"found {n_bands}"
+            f"{what}: X has {n_bands} features, but {name} is expecting {obj.n_bands_in_} features as input "
+            f"(expected {obj.n_bands_in_} bands, as in earlier partial_fit calls, found {n_bands})"
         )
+    return x
 
 
 @register_transformer
@@ -109,17 +116,19 @@ class PerBandMinMax(BandTransformer):
             raise OptionError("feature_range", self.feature_range, "two numbers (lo, hi) with lo < hi (PerBandMinMax)")
         return lo, hi
 
-    def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> PerBandMinMax:
-        """Learn per-band min/max from the pixels where ``mask`` is True; returns self."""
-        self._reset()
-        return self.partial_fit(cube, mask)
+    def fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None,
+            wavelengths: Any = None) -> PerBandMinMax:
+        """Learn per-band min/max from the pixels where ``sample_mask`` is True (all when None); returns self.
 
-    def partial_fit(self, cube: Any, mask: Any | None = None) -> PerBandMinMax:
+        ``y`` and ``wavelengths`` are ignored (scikit-learn's signature; the pipeline's uniform one).
+        """
+        self._reset()
+        return self.partial_fit(X, y, sample_mask=sample_mask)
+
+    def partial_fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None) -> PerBandMinMax:
         """Update the running min/max with one tile's training pixels; returns self."""
         lo, hi = self._range()
-        what = f"{type(self).__name__}.partial_fit"
-        x = training_pixels(cube, mask, what)
-        _check_bands_for_partial_fit(self, x.shape[1], what)
+        x = _partial_fit_pixels(self, X, y, sample_mask)
         bmin, bmax = x.min(axis=0), x.max(axis=0)
         if self.is_fitted:
             bmin = np.minimum(self.data_min_, bmin)
@@ -182,17 +191,18 @@ class PerBandStandardize(BandTransformer):
     def __init__(self) -> None:
         pass
 
-    def fit(self, cube: Any, mask: Any | None = None,
+    def fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None,
             wavelengths: Any = None) -> PerBandStandardize:
-        """Learn per-band mean/std from the pixels where ``mask`` is True; returns self."""
-        self._reset()
-        return self.partial_fit(cube, mask)
+        """Learn per-band mean/std from the pixels where ``sample_mask`` is True (all when None); returns self.
 
-    def partial_fit(self, cube: Any, mask: Any | None = None) -> PerBandStandardize:
+        ``y`` and ``wavelengths`` are ignored (scikit-learn's signature; the pipeline's uniform one).
+        """
+        self._reset()
+        return self.partial_fit(X, y, sample_mask=sample_mask)
+
+    def partial_fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None) -> PerBandStandardize:
         """Update the running mean/variance with one tile's training pixels; returns self."""
-        what = f"{type(self).__name__}.partial_fit"
-        x = training_pixels(cube, mask, what)
-        _check_bands_for_partial_fit(self, x.shape[1], what)
+        x = _partial_fit_pixels(self, X, y, sample_mask)
         n_b = x.shape[0]
         mean_b = x.mean(axis=0)
         m2_b = ((x - mean_b) ** 2).sum(axis=0)

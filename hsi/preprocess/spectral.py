@@ -21,7 +21,7 @@ that pixel. Each step below removes one of them, per pixel, so that nothing is l
 :func:`normalize_steps` turns one into steps; the pipeline puts them after the non-finite
 fill and band removal and before the per-band scaling.
 
-Per-scene unsupervised scaling is ``make_pipeline(...).fit(cube, mask)`` with ``mask``
+Per-scene unsupervised scaling is ``make_pipeline(...).fit(cube, sample_mask=mask)`` with ``mask``
 every valid pixel of that scene (``~nodata_mask(cube)``, or None, which also leaves out
 the non-finite pixels, with a warning): the statistics come from the scene's own pixel
 values and no label is ever read. Under min-max this removes a per-band gain and offset
@@ -34,8 +34,8 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from hsi.errors import BandMismatchError, OptionError, ShapeMismatchError, WavelengthError
-from hsi.preprocess._base import BandTransformer
+from hsi.errors import OptionError, ShapeMismatchError, WavelengthError
+from hsi.preprocess._base import BandTransformer, check_array, refuse_mask_as_y
 from hsi.preprocess._registry import register_transformer
 
 __all__ = ["NORMALIZE_METHODS", "FirstDerivative", "NormalizeMethod", "PixelNormalize",
@@ -76,14 +76,11 @@ def normalize_steps(normalize: str | None) -> list[BandTransformer]:
     return steps[normalize]
 
 
-def _band_count(cube: Any, what: str, minimum: int) -> int:
-    shape = np.shape(cube)
-    if len(shape) < 1 or shape[-1] < minimum:
-        raise BandMismatchError(
-            f"{what}: needs a cube with at least {minimum} band(s) on the last axis, "
-            f"found shape {shape}"
-        )
-    return int(shape[-1])
+def _band_count(cube: Any, y: Any, what: str, minimum: int) -> int:
+    """Bands of ``cube`` after :func:`check_array` (at least ``minimum``); a mask given as ``y`` is refused."""
+    x = check_array(cube, what, min_bands=minimum, fit=True)
+    refuse_mask_as_y(x, y, what)
+    return int(x.shape[-1])
 
 
 def _divisors(block: np.ndarray, method: str) -> np.ndarray:
@@ -148,15 +145,16 @@ class PixelNormalize(BandTransformer):
             raise OptionError("method", self.method, "'mean' or 'l2' (PixelNormalize)")
         return str(self.method)
 
-    def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> PixelNormalize:
-        """Record the band count of ``cube`` ``(..., C)``; returns self.
+    def fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None,
+            wavelengths: Any = None) -> PixelNormalize:
+        """Record the band count of ``X`` ``(..., C)``; returns self.
 
-        ``mask`` and ``wavelengths`` are accepted for the common ``fit`` signature and
-        ignored: nothing is learned from pixel values.
+        ``y``, ``sample_mask`` and ``wavelengths`` are accepted for the common ``fit``
+        signature and ignored: nothing is learned from pixel values.
         """
         self._method()
         self._reset()
-        self.n_bands_in_ = self.n_bands_out_ = _band_count(cube, "PixelNormalize.fit", 1)
+        self.n_bands_in_ = self.n_bands_out_ = _band_count(X, y, "PixelNormalize.fit", 1)
         return self
 
     def transform(self, x: Any, out: np.ndarray | None = None) -> np.ndarray:
@@ -211,13 +209,14 @@ class FirstDerivative(BandTransformer):
     def __init__(self) -> None:
         pass
 
-    def fit(self, cube: Any, mask: Any | None = None, wavelengths: Any = None) -> FirstDerivative:
+    def fit(self, X: Any, y: Any = None, *, sample_mask: Any | None = None,
+            wavelengths: Any = None) -> FirstDerivative:
         """Record the band count and the wavelength steps; returns self.
 
         Parameters
         ----------
-        cube : array (..., C)
-            Only its band count is used (C >= 2); ``mask`` is ignored.
+        X : array (..., C)
+            Only its band count is used (C >= 2); ``y`` and ``sample_mask`` are ignored.
         wavelengths : (C,) array or None
             Band centres, strictly increasing or decreasing and finite.
 
@@ -229,7 +228,7 @@ class FirstDerivative(BandTransformer):
             ``wavelengths`` of the wrong length, non-finite or not strictly monotonic.
         """
         self._reset()
-        n_bands = _band_count(cube, "FirstDerivative.fit", 2)
+        n_bands = _band_count(X, y, "FirstDerivative.fit", 2)
         step = mid = None
         if wavelengths is not None:
             wl = np.asarray(wavelengths, dtype=np.float64).reshape(-1)

@@ -3,7 +3,8 @@
 Built in, in the order they are written: ``npy`` (the run's memory-mapped maps, kept),
 ``envi`` (an ENVI classification), ``gtiff`` (Cloud-Optimized GeoTIFFs) and ``png`` (previews).
 A new format is a :class:`Sink` subclass decorated with :func:`register_sink`: in the package,
-one module here and its import below; from outside, the decorator alone (docs/extending.md).
+one module here and its import below; from outside, the decorator alone, or an ``hsi.sinks``
+entry point of the package that ships it (:mod:`hsi.plugins`, docs/extending.md).
 """
 
 from __future__ import annotations

@@ -8,9 +8,10 @@ folder (:mod:`hsi.infer.arrays`); each chosen sink then reads them, strip by str
 writer can, and writes its own files beside them. :func:`hsi.infer.write.write_folder` loops
 over the chosen sinks; nothing else names a format.
 
-The command line takes its ``--format`` choices from :func:`list_sinks` when it parses (a
-sink registered by a plug-in needs no change to the option table), and this module imports
-neither torch nor the writers, so the choices cost nothing to list.
+The command line's ``--format`` choices are the option table's list of these names, joined by
+the names of installed plug-ins (:mod:`hsi.cli.names`); the plug-ins themselves (entry points
+``hsi.sinks``, :mod:`hsi.plugins`) are imported into this registry the first time it is asked.
+This module imports neither torch nor the writers.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import numpy as np
 
 from hsi._registry import add_unique
 from hsi.errors import OptionError, PluginError
+from hsi.plugins import load_plugins
 
 __all__ = ["DEFAULT_FORMATS", "RESERVED_NAMES", "FinishedMaps", "MapLayout", "Sink", "check_written", "chosen_sinks",
            "declared_files", "describe_sink", "format_name", "get_sink", "list_sinks", "needed_bytes",
@@ -213,6 +215,12 @@ def _checked_name(name: Any) -> str:
     return key
 
 
+def _sinks() -> dict[str, type[Sink]]:
+    """The registry, once the installed packages' ``hsi.sinks`` plug-ins are in it (:mod:`hsi.plugins`)."""
+    load_plugins("hsi.sinks", lambda name, cls: register_sink(name)(cls), lambda name: name.lower() in _REGISTRY)
+    return _REGISTRY
+
+
 def unregister_sink(name: str) -> None:
     """Remove the output format ``name`` (a plug-in's, or a test's); unknown names are ignored."""
     _REGISTRY.pop(name.lower(), None)
@@ -221,8 +229,9 @@ def unregister_sink(name: str) -> None:
 def list_sinks() -> list[str]:
     """Registered format names in the order their files are written: those of :data:`DEFAULT_FORMATS` in its
     order, then the others in the order they were registered."""
-    defaults = [name for name in DEFAULT_FORMATS if name in _REGISTRY]
-    return defaults + [name for name in _REGISTRY if name not in DEFAULT_FORMATS]
+    registry = _sinks()
+    defaults = [name for name in DEFAULT_FORMATS if name in registry]
+    return defaults + [name for name in registry if name not in DEFAULT_FORMATS]
 
 
 def get_sink(name: str) -> Sink:
@@ -233,7 +242,7 @@ def get_sink(name: str) -> Sink:
     OptionError
         ``name`` is not registered (option ``format``; the message lists the formats).
     """
-    cls = _REGISTRY.get(str(name).lower())
+    cls = _sinks().get(str(name).lower())
     if cls is None:
         raise OptionError("format", name, f"one or more of {', '.join(list_sinks())}")
     return cls()

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import scipy.io
 
 from hsi.io import read_labels
@@ -65,3 +66,51 @@ def test_script_runs_the_same_command(trained, tmp_path):
                            "--no-progress"], capture_output=True, text=True, timeout=CHILD_TIMEOUT)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "m" / "labels.npy").is_file()
+
+
+def _cubes(folder, seeds=(1, 2)) -> list[str]:
+    """``north.h5``, ``south.h5``: the run's tiny synthetic scene (8 bands) with other seeds."""
+    from hsi.io import write_h5
+    from hsi.scenes import make_synthetic_scene
+
+    from tests.helpers import TINY_SCENE
+
+    paths = []
+    for name, seed in zip(("north", "south"), seeds):
+        scene = make_synthetic_scene(**{**TINY_SCENE, "seed": seed})
+        write_h5(folder / f"{name}.h5", scene.cube.data, wavelengths=scene.cube.wavelengths, overwrite=True)
+        paths.append(str(folder / f"{name}.h5"))
+    return paths
+
+
+def test_one_cube_maps_into_out_and_several_into_out_stem_with_the_same_map(trained, hsi_main, tmp_path):
+    cubes = _cubes(tmp_path)
+    fast = ["--format", "npy", "--no-progress", "--accelerator", "cpu"]
+    ckpt = str(trained / "best.ckpt")
+    status, printed, err = hsi_main(["infer", "--checkpoint", ckpt, "--cube", cubes[0], "--out", "one", *fast],
+                                    tmp_path)
+    assert status == 0, err
+    assert (tmp_path / "one" / "labels.npy").is_file() and not (tmp_path / "one" / "north").exists()
+    assert "labels.npy: " in printed  # the one-scene summary: the files written
+    status, printed, err = hsi_main(["infer", "--checkpoint", ckpt, "--cube", *cubes, "--out", "many", *fast],
+                                    tmp_path)
+    assert status == 0, err
+    assert "rank 0 of 1: mapped north, south" in printed and "summary: " in printed
+    assert (tmp_path / "many" / "north" / "labels.npy").read_bytes() == (tmp_path / "one" / "labels.npy").read_bytes()
+    assert (tmp_path / "many" / "summary.md").is_file()
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--labels", "gt.mat"], "error: --labels: gt.mat: applies to one scene; several scenes each take their own "
+                             "from a collection file"),
+    (["--layout", "HWC"], "error: --layout: HWC: applies to one scene"),
+    (["--ignore-georef"], "error: --ignore-georef: True: applies to one scene; several scenes are read with their "
+                          "georeference checked"),
+])
+def test_a_one_scene_flag_with_several_cubes_is_one_line(trained, hsi_main, tmp_path, flags, says):
+    cubes = _cubes(tmp_path)
+    scipy.io.savemat(tmp_path / "gt.mat", {"gt": np.ones((24, 24), np.uint8)})
+    status, _, err = hsi_main(["infer", "--checkpoint", str(trained / "best.ckpt"), "--cube", *cubes, *flags,
+                               "--out", "m"], tmp_path)
+    assert status == 2 and len(err.strip().splitlines()) == 1 and err.startswith(says), err
+    assert not (tmp_path / "m").exists()

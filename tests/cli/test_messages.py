@@ -131,9 +131,9 @@ def test_loading_swapped_weights_names_both_models(swapped):
      "--scene-options: purty: not an option of scene samson; did you mean 'purity'? (options: purity, checksum)"),
 ])
 def test_option_typos_name_the_closest_option(args, expected, hsi_main, tmp_path, monkeypatch):
-    import hsi.data.build
+    import hsi.data.scene_source
 
-    monkeypatch.setattr(hsi.data.build, "load_source", lambda *a, **k: pytest.fail("a scene was read"))
+    monkeypatch.setattr(hsi.data.scene_source, "load_source", lambda *a, **k: pytest.fail("a scene was read"))
     status, _, err = hsi_main(["train", *args, "--out", str(tmp_path / "run")], tmp_path)
     line = _one_error_line(err)
     assert status == 2 and line.startswith("error: " + expected)

@@ -46,12 +46,12 @@ BAD_VALUES = [
 @pytest.fixture
 def no_scene_reads(monkeypatch):
     """Fail the test if any scene is loaded."""
-    import hsi.data.build
+    import hsi.data.scene_source
 
     def refuse(*args, **kwargs):
         raise AssertionError("a scene was loaded before the options were checked")
 
-    monkeypatch.setattr(hsi.data.build, "load_source", refuse)
+    monkeypatch.setattr(hsi.data.scene_source, "load_source", refuse)
 
 
 @pytest.mark.parametrize(("args", "flag"), BAD_VALUES, ids=[" ".join(a) for a, _ in BAD_VALUES])

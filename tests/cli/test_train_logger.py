@@ -16,12 +16,12 @@ TINY_RUN = ["train", "--scene", "synthetic", "--scene-options", "height=24", "wi
 @pytest.fixture
 def no_scene_reads(monkeypatch):
     """Fail the test if any scene is loaded."""
-    import hsi.data.build
+    import hsi.data.scene_source
 
     def refuse(*args, **kwargs):
         raise AssertionError("a scene was loaded before the options were checked")
 
-    monkeypatch.setattr(hsi.data.build, "load_source", refuse)
+    monkeypatch.setattr(hsi.data.scene_source, "load_source", refuse)
 
 
 def test_default_logger_is_csv():

@@ -34,7 +34,7 @@ def test_second_setup_reuses_the_cache(make_dm, caplog):
     assert second.cache_path == path and not second._ensure_entry().built
     assert {p.name: p.stat().st_mtime_ns for p in path.iterdir()} == stamp  # nothing rewritten
     meta = json.loads((path / "meta.json").read_text())
-    assert meta["description"]["patch_size"] == 5 and meta["description"]["source"]["kind"] == "synthetic"
+    assert meta["description"]["patch_size"] == 5 and meta["description"]["source"]["source"]["kind"] == "synthetic"
     assert {"cube", "train_coords", "train_labels", "label_map"} <= set(meta["files"])
 
 

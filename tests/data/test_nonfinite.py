@@ -44,7 +44,7 @@ def _dm(make_dm, folder, **kw):
 def test_nonfinite_pixels_are_left_out_of_every_split_and_counted(make_dm, nan_files, small_scene, cache):
     folder, hit, _ = nan_files
     dm = _dm(make_dm, folder, cache=cache)
-    record = dm._ensure_entry().state["scene"]["excluded_nonfinite"]
+    record = dm.excluded_nonfinite
     assert record["pixels"] == len(hit) and record["nonfinite_pixels"] == len(hit) + 1
     assert sum(record["per_class"].values()) == len(hit)
     assert record["first"] == [int(v) for v in sorted(map(tuple, hit))[0]]

@@ -56,5 +56,5 @@ def test_registry_scene_from_the_shared_data(shared_data, tmp_path):
     dm.prepare_data()
     dm.setup("fit")
     assert dm.num_classes == 3 and dm.num_bands == 156 and dm.image_shape == (95, 95)
-    ident = __import__("json").loads((dm.cache_path / "meta.json").read_text())["description"]["source"]
+    ident = __import__("json").loads((dm.cache_path / "meta.json").read_text())["description"]["source"]["source"]
     assert ident["kind"] == "registry" and any(f["path"].endswith("samson_1.img") for f in ident["files"])

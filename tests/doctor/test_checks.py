@@ -129,7 +129,7 @@ def test_normalization_passes_then_fails_on_scaling_fitted_on_test_pixels(tiny_d
     assert good.passed, good.format()
     _png_written(good, tmp_path)
     cube = load_source(tiny_dm.source).cube
-    wrong = make_pipeline(scaling="minmax", fill_nonfinite="median").fit(cube, tiny_dm.split.test)
+    wrong = make_pipeline(scaling="minmax", fill_nonfinite="median").fit(cube, sample_mask=tiny_dm.split.test)
     broken = tiny_datamodule()
     broken.load_state_dict({**tiny_dm.state_dict(), "pipeline": wrong.to_state()})
     broken.setup("fit")

@@ -86,14 +86,15 @@ def test_each_row_gives_parameters_time_per_epoch_and_inference_speed(evaluated)
 
 
 def test_all_means_every_registry_network_then_the_classical_models():
+    from hsi.classical import CLASSICAL_MODELS
     from hsi.evaluate.folds import check_models, expand_models
     from hsi.evaluate.running import known_models
     from hsi.models import list_models
 
     known = known_models()
-    assert known == [*list_models(), "svm", "rf"]
+    assert known == [*list_models(), *CLASSICAL_MODELS]
     check_models(("all", "default"), known)
-    assert expand_models(("default", "all", "svm"), known) == ("default", *list_models(), "svm", "rf")
+    assert expand_models(("default", "all", "svm"), known) == ("default", *list_models(), *CLASSICAL_MODELS)
 
 
 def test_the_table_equals_hsi_train_on_the_same_fold(evaluated, hsi_main, tmp_path):

@@ -71,6 +71,7 @@ def test_bad_fold_arguments_are_refused(labels):
 
 def test_datamodule_checks_the_fold_options_and_keys_its_cache_by_fold():
     from hsi.data import HSIDataModule
+    from hsi.data.build import CacheRecipe
 
     with pytest.raises(OptionError, match="fold"):
         HSIDataModule(folds=3)
@@ -80,7 +81,7 @@ def test_datamodule_checks_the_fold_options_and_keys_its_cache_by_fold():
         HSIDataModule(folds=3, fold=0)  # folds count from 1
     with pytest.raises(OptionError, match="split=block"):
         HSIDataModule(folds=3, fold=1, split="random")
-    keys = [HSIDataModule(folds=3, fold=i)._recipe().description({"scene": "x"}) for i in (1, 2)]
+    keys = [CacheRecipe(HSIDataModule(folds=3, fold=i)._recipe(), {"split": {}, "pipeline": {}}).description({"scene": "x"}) for i in (1, 2)]
     assert keys[0]["fold"] == 1 and keys[1]["fold"] == 2 and keys[0] != keys[1]
 
 

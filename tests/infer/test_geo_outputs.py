@@ -14,6 +14,7 @@ from rasterio.crs import CRS  # noqa: E402
 from hsi.errors import OptionError  # noqa: E402
 from hsi.infer import InferOptions, infer_scene, load_checkpoint  # noqa: E402
 from hsi.io.georef import GeoRef, from_envi  # noqa: E402
+from hsi.sinks import DEFAULT_FORMATS, list_sinks  # noqa: E402
 
 GEOREF = GeoRef(CRS.from_epsg(32633).to_wkt(), (3.5, 0.0, 401000.0, 0.0, -3.5, 5300500.0))
 #: every map file a format writes (with --probabilities)
@@ -54,7 +55,7 @@ def test_every_map_lies_on_the_cube_grid(geo_run):
             assert (src.height, src.width) == result.labels.shape
     assert _envi_georef(out / "classification.hdr").same_grid(GEOREF, tolerance=1e-12)
     manifest = json.loads((out / "inference.json").read_text())
-    assert GeoRef.from_dict(manifest["georef"]) == GEOREF and manifest["options"]["format"] == ["npy", "envi", "gtiff", "png"]
+    assert GeoRef.from_dict(manifest["georef"]) == GEOREF and manifest["options"]["format"] == list(DEFAULT_FORMATS)
     assert TIFS | NPYS | ENVI <= set(manifest["files"])  # every map is vouched for (size, SHA-256)
 
 
@@ -126,13 +127,14 @@ def test_format_gtiff_only_and_bad_formats(cnn_ckpt, geo_cube, tmp_path, hsi_mai
     written = set(result.files)
     assert {"labels.tif", "labels.tif.aux.xml", "confidence.tif"} <= written and not written & (NPYS | ENVI | PNGS)
     assert written == {"labels.tif", "labels.tif.aux.xml", "confidence.tif", "inference.json"}  # no ground truth
-    with pytest.raises(OptionError, match="format.*npy, envi, gtiff, png"):
+    formats = ", ".join(list_sinks())  # the registry's, in the order written
+    with pytest.raises(OptionError, match=f"format.*{formats}"):
         InferOptions(format=("tif",))
     with pytest.raises(OptionError, match="npy or gtiff among them with probabilities"):
         InferOptions(format=("envi",), probabilities=True)
     code, _, stderr = hsi_main(["infer", "--checkpoint", str(cnn_ckpt), "--cube", str(geo_cube), "--out", "x",
                                 "--format", "tif"], tmp_path)
-    assert code == 2 and "--format" in stderr and "npy, envi, gtiff, png" in stderr
+    assert code == 2 and "--format" in stderr and formats in stderr
     assert not (tmp_path / "x").exists()
 
 

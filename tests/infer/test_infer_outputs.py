@@ -128,7 +128,7 @@ def test_non_finite_pixels_are_refused_when_the_pipeline_leaves_them(cnn_ckpt, s
     cube = scene.cube.data.copy()
     # a pipeline without a fill step, as a hand-made model could have
     model = load_checkpoint(cnn_ckpt)
-    bare = Pipeline([PerBandMinMax(), PCA(6)]).fit(cube, scene.labels > 0)
+    bare = Pipeline([PerBandMinMax(), PCA(6)]).fit(cube, sample_mask=scene.labels > 0)
     model = dataclasses.replace(model, pipeline=bare)
     cube[20, 7, 3] = np.inf
     with pytest.raises(NonFiniteInputError, match=r"1 pixel\(s\) with NaN or infinite values"):

@@ -40,7 +40,7 @@ def test_names_map_to_classes_case_insensitively():
         "spectralformer_pixel": SpectralFormerPixel,
         "anyband": AnyBandNet,
     }
-    assert set(list_models()) == set(expected)
+    assert set(expected) <= set(list_models())  # a new model is checked by tests/models/test_all_models.py
     for name, cls in expected.items():
         assert get_model_class(name) is cls
         assert get_model_class(name.upper()) is cls

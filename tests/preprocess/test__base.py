@@ -59,14 +59,14 @@ def test_is_a_scikit_learn_transformer(name):
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_clone_is_unfitted_with_the_same_parameters(name, cube_and_mask):
     cube, mask = cube_and_mask
-    fitted = EXAMPLES[name]().fit(cube, mask, wavelengths=WAVELENGTHS)
+    fitted = EXAMPLES[name]().fit(cube, sample_mask=mask, wavelengths=WAVELENGTHS)
     copy = clone(fitted)
     assert type(copy) is type(fitted) and copy is not fitted
     assert copy.get_params() == fitted.get_params()
     assert not copy.is_fitted
     with pytest.raises(NotFittedError):
         copy.transform(cube)
-    assert _state(copy.fit(cube, mask, wavelengths=WAVELENGTHS)) == _state(fitted)
+    assert _state(copy.fit(cube, sample_mask=mask, wavelengths=WAVELENGTHS)) == _state(fitted)
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
@@ -87,9 +87,9 @@ def test_get_params_set_params_round_trip(name):
 def test_set_params_changes_what_fit_learns(cube_and_mask):
     cube, mask = cube_and_mask
     scaler = PerBandMinMax().set_params(feature_range=(-1.0, 3.0))
-    out = scaler.fit(cube, mask).transform(cube[mask])
+    out = scaler.fit(cube, sample_mask=mask).transform(cube[mask])
     np.testing.assert_allclose([out.min(), out.max()], [-1.0, 3.0], atol=1e-5)
-    pca = PCA(5).set_params(n_components=2).fit(cube, mask)
+    pca = PCA(5).set_params(n_components=2).fit(cube, sample_mask=mask)
     assert pca.n_components_ == 2
 
 
@@ -119,7 +119,7 @@ def test_state_is_byte_identical_to_the_earlier_format():
     cube = np.array([[[0.0, 1.0, 7.0], [2.0, 3.0, 7.0]], [[4.0, 5.0, 7.0], [6.0, 8.0, 7.0]]])
     mask = np.array([[True, True], [True, False]])
     pipe = Pipeline([NonFiniteFill(), RemoveBands(indices=[2]), PerBandMinMax(feature_range=(-1.0, 1.0))])
-    assert _state(pipe.fit(cube, mask)) == GOLDEN_STATE
+    assert _state(pipe.fit(cube, sample_mask=mask)) == GOLDEN_STATE
     assert _state(Pipeline.from_state(json.loads(GOLDEN_STATE))) == GOLDEN_STATE
 
 
@@ -138,7 +138,7 @@ def test_check_is_fitted_agrees_with_not_fitted_error(name, cube_and_mask):
         check_is_fitted(t)
     with pytest.raises(NotFittedError):
         t.transform(cube)
-    t.fit(cube, mask, wavelengths=WAVELENGTHS)
+    t.fit(cube, sample_mask=mask, wavelengths=WAVELENGTHS)
     check_is_fitted(t)
     t.transform(cube)
     fitted = [k for k in vars(t) if k.endswith("_") and not k.startswith("_")]
@@ -147,21 +147,21 @@ def test_check_is_fitted_agrees_with_not_fitted_error(name, cube_and_mask):
 
 def test_check_is_fitted_follows_partial_fit_and_the_pipeline(cube_and_mask):
     cube, mask = cube_and_mask
-    check_is_fitted(PerBandStandardize().partial_fit(cube, mask))
-    steps = [PerBandMinMax().fit(cube, mask)]
+    check_is_fitted(PerBandStandardize().partial_fit(cube, sample_mask=mask))
+    steps = [PerBandMinMax().fit(cube, sample_mask=mask)]
     pipe = Pipeline(steps)  # fitted steps, but the pipeline itself was never fitted
     with pytest.raises(SkNotFittedError):
         check_is_fitted(pipe)
     with pytest.raises(NotFittedError):
         pipe.transform(cube)
-    check_is_fitted(pipe.fit(cube, mask))
+    check_is_fitted(pipe.fit(cube, sample_mask=mask))
 
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
-def test_fit_transform_with_mask_as_y_equals_fit_then_transform(name, cube_and_mask):
+def test_fit_transform_with_a_sample_mask_equals_fit_then_transform(name, cube_and_mask):
     cube, mask = cube_and_mask
-    once = EXAMPLES[name]().fit_transform(cube, mask, wavelengths=WAVELENGTHS)
-    twice = EXAMPLES[name]().fit(cube, mask, wavelengths=WAVELENGTHS).transform(cube)
+    once = EXAMPLES[name]().fit_transform(cube, sample_mask=mask, wavelengths=WAVELENGTHS)
+    twice = EXAMPLES[name]().fit(cube, sample_mask=mask, wavelengths=WAVELENGTHS).transform(cube)
     np.testing.assert_array_equal(once, twice)
     assert once.shape[:2] == cube.shape[:2]
 
@@ -169,10 +169,10 @@ def test_fit_transform_with_mask_as_y_equals_fit_then_transform(name, cube_and_m
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_set_output_config_leaves_cubes_as_arrays(name, cube_and_mask):
     cube, mask = cube_and_mask
-    plain = EXAMPLES[name]().fit(cube, mask, wavelengths=WAVELENGTHS).transform(cube)
+    plain = EXAMPLES[name]().fit(cube, sample_mask=mask, wavelengths=WAVELENGTHS).transform(cube)
     with sklearn.config_context(transform_output="pandas"):
         t = EXAMPLES[name]()
-        out = t.fit_transform(cube, mask, wavelengths=WAVELENGTHS)
+        out = t.fit_transform(cube, sample_mask=mask, wavelengths=WAVELENGTHS)
         again = t.transform(cube)
     for result in (out, again):
         assert type(result) is np.ndarray and result.ndim == 3
@@ -183,7 +183,7 @@ def test_set_output_config_leaves_cubes_as_arrays(name, cube_and_mask):
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_pickle_round_trip_keeps_the_fit_and_adds_no_version_stamp(name, cube_and_mask):
     cube, mask = cube_and_mask
-    t = EXAMPLES[name]().fit(cube, mask, wavelengths=WAVELENGTHS)
+    t = EXAMPLES[name]().fit(cube, sample_mask=mask, wavelengths=WAVELENGTHS)
     assert "_sklearn_version" not in t.__getstate__()  # no version warning when scikit-learn is upgraded
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -25,12 +25,12 @@ def nan_cube():
 
 def test_fill_uses_the_median_of_finite_training_values_only(nan_cube):
     cube, train = nan_cube
-    fill = NonFiniteFill().fit(cube, train)
+    fill = NonFiniteFill().fit(cube, sample_mask=train)
     expected = [np.median(cube[train][:, c][np.isfinite(cube[train][:, c])].astype(np.float64)) for c in range(4)]
     np.testing.assert_allclose(fill.fill_values_, expected)
     cube2 = cube.copy()
     cube2[~train] += 100.0  # test pixels change: the fill does not
-    np.testing.assert_array_equal(NonFiniteFill().fit(cube2, train).fill_values_, fill.fill_values_)
+    np.testing.assert_array_equal(NonFiniteFill().fit(cube2, sample_mask=train).fill_values_, fill.fill_values_)
     out = fill.transform(cube)
     assert np.isfinite(out).all() and out.dtype == np.float32
     assert out[7, 3, 1] == np.float32(fill.fill_values_[1]) and out[8, 8, 2] == np.float32(fill.fill_values_[2])
@@ -42,7 +42,7 @@ def test_fill_refuses_a_band_without_finite_training_values(nan_cube):
     cube, train = nan_cube
     cube[:5, :, 3] = np.nan
     with pytest.raises(SplitError, match=r"band\(s\) \[3\]"):
-        NonFiniteFill().fit(cube, train, )
+        NonFiniteFill().fit(cube, sample_mask=train, )
 
 
 def test_make_pipeline_puts_the_fill_first_and_the_output_is_finite(nan_cube):
@@ -50,7 +50,7 @@ def test_make_pipeline_puts_the_fill_first_and_the_output_is_finite(nan_cube):
     pipe = make_pipeline(scaling="standardize", pca=2, fill_nonfinite="median")
     assert [type(s).__name__ for s in pipe.steps] == ["NonFiniteFill", "PerBandStandardize", "PCA"]
     with pytest.warns(UserWarning, match="ignored 1 of 60"):
-        pipe.fit(cube, train)
+        pipe.fit(cube, sample_mask=train)
     assert np.isfinite(pipe.transform(cube)).all()
     again = Pipeline.from_state(json.loads(json.dumps(pipe.to_state())))
     np.testing.assert_array_equal(again.transform(cube), pipe.transform(cube))

@@ -21,17 +21,17 @@ def correlated():
 
 def test_pca_ignores_non_training_pixels(correlated):
     cube, mask = correlated
-    a = PCA(4).fit(cube, mask).fitted_state()
+    a = PCA(4).fit(cube, sample_mask=mask).fitted_state()
     other = cube.copy()
     other[~mask] = np.random.default_rng(5).normal(size=other[~mask].shape) * 1e3
-    b = PCA(4).fit(other, mask).fitted_state()
+    b = PCA(4).fit(other, sample_mask=mask).fitted_state()
     for name in a:
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
 
 
 def test_pca_matches_numpy_eig_of_training_covariance(correlated):
     cube, mask = correlated
-    p = PCA(3).fit(cube, mask)
+    p = PCA(3).fit(cube, sample_mask=mask)
     px = cube[mask]
     np.testing.assert_allclose(p.mean_, px.mean(0), rtol=1e-12)
     evals, evecs = np.linalg.eigh(np.cov(px, rowvar=False))
@@ -48,7 +48,7 @@ def test_pca_matches_numpy_eig_of_training_covariance(correlated):
 
 def test_variance_fraction_picks_the_fewest_components(correlated):
     cube, mask = correlated
-    p = PCA(0.99).fit(cube, mask)
+    p = PCA(0.99).fit(cube, sample_mask=mask)
     cum = np.cumsum(p.explained_variance_ratio_)
     assert cum[-1] >= 0.99 and (p.n_components_ == 1 or cum[-2] < 0.99)
     assert p.n_components_ <= 3  # three latent factors
@@ -56,15 +56,15 @@ def test_variance_fraction_picks_the_fewest_components(correlated):
 
 def test_whiten_gives_unit_variance(correlated):
     cube, mask = correlated
-    out = PCA(3, whiten=True).fit(cube, mask).transform(cube)
+    out = PCA(3, whiten=True).fit(cube, sample_mask=mask).transform(cube)
     np.testing.assert_allclose(out[mask].std(0, ddof=1), 1.0, rtol=1e-4)
 
 
 def test_subsample_is_deterministic_and_capped(correlated):
     cube, mask = correlated
-    a = PCA(2, max_fit_pixels=100, random_state=7).fit(cube, mask)
-    b = PCA(2, max_fit_pixels=100, random_state=7).fit(cube, mask)
-    c = PCA(2, max_fit_pixels=100, random_state=8).fit(cube, mask)
+    a = PCA(2, max_fit_pixels=100, random_state=7).fit(cube, sample_mask=mask)
+    b = PCA(2, max_fit_pixels=100, random_state=7).fit(cube, sample_mask=mask)
+    c = PCA(2, max_fit_pixels=100, random_state=8).fit(cube, sample_mask=mask)
     assert a.n_samples_seen_ == 100
     np.testing.assert_array_equal(a.components_, b.components_)
     assert not np.array_equal(a.mean_, c.mean_)
@@ -75,10 +75,10 @@ def test_errors(correlated):
     with pytest.raises(NotFittedError, match="PCA"):
         PCA(2).transform(cube)
     with pytest.raises(OptionError, match=r"n_components: 17: at most min\(bands, training pixels\)"):
-        PCA(17).fit(cube, mask)
+        PCA(17).fit(cube, sample_mask=mask)
     with pytest.raises(OptionError, match=r"n_components: 0: a number of components >= 1"):
-        PCA(0).fit(cube, mask)
+        PCA(0).fit(cube, sample_mask=mask)
     with pytest.raises(ValueError, match=r"variance fraction.*\(0, 1\)"):
-        PCA(1.5).fit(cube, mask)
+        PCA(1.5).fit(cube, sample_mask=mask)
     with pytest.raises(BandMismatchError, match="expected 16 bands"):
-        PCA(2).fit(cube, mask).transform(cube[..., :8])
+        PCA(2).fit(cube, sample_mask=mask).transform(cube[..., :8])

@@ -30,7 +30,7 @@ def fitted(cube_and_mask):
     pipe = Pipeline([RemoveBands(indices=[0], wavelength_ranges=[(1300, 1500)]),
                      PerBandStandardize(), PerBandMinMax(feature_range=(-1, 1), clip=True),
                      PCA(4, whiten=True)])
-    return pipe.fit(cube, mask, wavelengths=wl), cube, mask
+    return pipe.fit(cube, sample_mask=mask, wavelengths=wl), cube, mask
 
 
 def test_fit_equals_fitting_steps_by_hand(fitted):
@@ -54,7 +54,7 @@ def test_pipeline_state_ignores_non_training_pixels(fitted):
     other = cube.copy()
     other[~mask] = 1e6
     again = Pipeline.from_state(pipe.to_state())  # unfitted copy of the steps would also do
-    again.fit(other, mask, wavelengths=np.linspace(400, 2500, 12))
+    again.fit(other, sample_mask=mask, wavelengths=np.linspace(400, 2500, 12))
     assert json.dumps(again.to_state()) == json.dumps(pipe.to_state())
 
 
@@ -146,10 +146,10 @@ def test_unfitted_pipeline(cube_and_mask):
 def test_make_pipeline_variants(cube_and_mask):
     cube, mask = cube_and_mask
     assert [type(s).__name__ for s in make_pipeline().steps] == ["PerBandMinMax"]
-    p = make_pipeline(None, remove_bands=[0, 1], pca=0.95).fit(cube, mask)
+    p = make_pipeline(None, remove_bands=[0, 1], pca=0.95).fit(cube, sample_mask=mask)
     assert [type(s).__name__ for s in p.steps] == ["RemoveBands", "PCA"]
     assert p.n_bands_in_ == 12 and p.n_bands_out_ < 10
-    identity = make_pipeline(None).fit(cube, mask)
+    identity = make_pipeline(None).fit(cube, sample_mask=mask)
     np.testing.assert_array_equal(identity.transform(cube), cube.astype(np.float32))
     with pytest.raises(ValueError, match="scaling must be 'minmax', 'standardize' or None"):
         make_pipeline("robust")
@@ -191,32 +191,40 @@ def _sklearn_pipeline(steps):
     return SkPipeline([(f"{i}_{type(s).__name__.lower()}", s) for i, s in enumerate(steps)])
 
 
+def _masked(pipe, mask):
+    """The fit parameters giving every step of a scikit-learn pipeline the training mask."""
+    return {f"{name}__sample_mask": mask for name, _ in pipe.steps}
+
+
 def test_sklearn_pipeline_equals_hsi_pipeline_on_a_cube(cube_and_mask):
     from sklearn.base import clone
 
     cube32, mask = cube_and_mask
     cube = cube32.astype(np.float64)
-    ours = Pipeline(_chains()).fit(cube, mask)
-    theirs = _sklearn_pipeline(_chains()).fit(cube, mask)  # y is the mask, passed to every step's fit
+    ours = Pipeline(_chains()).fit(cube, sample_mask=mask)
+    theirs = _sklearn_pipeline(_chains())
+    theirs.fit(cube, **_masked(theirs, mask))  # each step's fit gets sample_mask=
     expected = ours.transform(cube)
     assert expected.shape == (30, 25, 4)
     np.testing.assert_array_equal(theirs.transform(cube), expected)
     for step, (_, their_step) in zip(ours.steps, theirs.steps):
         assert json.dumps(their_step.to_state()) == json.dumps(step.to_state())
-    np.testing.assert_array_equal(_sklearn_pipeline(_chains()).fit_transform(cube, mask), expected)
+    again = _sklearn_pipeline(_chains())
+    np.testing.assert_array_equal(again.fit_transform(cube, **_masked(again, mask)), expected)
     refit = clone(theirs)  # what grid searches and cross-validation do with a pipeline
     assert not any(s.is_fitted for _, s in refit.steps)
-    np.testing.assert_array_equal(refit.fit(cube, mask).transform(cube), expected)
+    np.testing.assert_array_equal(refit.fit(cube, **_masked(refit, mask)).transform(cube), expected)
     # the hsi Pipeline clones too, unfitted, and refits to the same output
-    np.testing.assert_array_equal(clone(ours).fit(cube, mask).transform(cube), expected)
+    np.testing.assert_array_equal(clone(ours).fit(cube, sample_mask=mask).transform(cube), expected)
 
 
 def test_sklearn_pipeline_fits_on_the_mask_only(cube_and_mask):
     cube, mask = cube_and_mask
     other = cube.copy()
     other[~mask] = 1e6
-    a = _sklearn_pipeline(_chains()).fit(cube, mask)
-    b = _sklearn_pipeline(_chains()).fit(other, mask)
+    a, b = _sklearn_pipeline(_chains()), _sklearn_pipeline(_chains())
+    a.fit(cube, **_masked(a, mask))
+    b.fit(other, **_masked(b, mask))
     for (_, sa), (_, sb) in zip(a.steps, b.steps):
         assert json.dumps(sa.to_state()) == json.dumps(sb.to_state())
 
@@ -233,12 +241,12 @@ def test_sklearn_pipeline_on_float32_cubes(cube_and_mask):
     cube, mask = cube_and_mask
     default = make_pipeline(fill_nonfinite="median")
     theirs = _sklearn_pipeline([clone(s) for s in default.steps])
-    expected = default.fit(cube, mask).transform(cube)
-    np.testing.assert_array_equal(theirs.fit(cube, mask).transform(cube), expected)
+    expected = default.fit(cube, sample_mask=mask).transform(cube)
+    np.testing.assert_array_equal(theirs.fit(cube, **_masked(theirs, mask)).transform(cube), expected)
     with_pca = make_pipeline("standardize", pca=3, fill_nonfinite="median")
     theirs = _sklearn_pipeline([clone(s) for s in with_pca.steps])
-    expected = with_pca.fit(cube, mask).transform(cube)
-    got = theirs.fit(cube, mask).transform(cube)
+    expected = with_pca.fit(cube, sample_mask=mask).transform(cube)
+    got = theirs.fit(cube, **_masked(theirs, mask)).transform(cube)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5 * np.abs(expected).max())
 
 
@@ -246,9 +254,9 @@ def test_sklearn_pipeline_routes_wavelengths_to_a_step(cube_and_mask):
     cube, mask = cube_and_mask
     wl = np.linspace(400, 2500, 12)
     steps = [RemoveBands(wavelength_ranges=[(1300, 1500)]), PerBandMinMax()]
-    ours = Pipeline(steps).fit(cube, mask, wavelengths=wl)
+    ours = Pipeline(steps).fit(cube, sample_mask=mask, wavelengths=wl)
     theirs = _sklearn_pipeline([RemoveBands(wavelength_ranges=[(1300, 1500)]), PerBandMinMax()])
-    theirs.fit(cube, mask, **{"0_removebands__wavelengths": wl})
+    theirs.fit(cube, **_masked(theirs, mask), **{"0_removebands__wavelengths": wl})
     np.testing.assert_array_equal(theirs.transform(cube), ours.transform(cube))
     assert ours.n_bands_out_ < 12
 

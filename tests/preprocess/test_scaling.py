@@ -24,22 +24,22 @@ def _perturb_outside(cube: np.ndarray, mask: np.ndarray) -> np.ndarray:
 @pytest.mark.parametrize("cls", SCALERS)
 def test_fitted_state_ignores_non_training_pixels(cls, cube_and_mask):
     cube, mask = cube_and_mask
-    a = cls().fit(cube, mask).fitted_state()
-    b = cls().fit(_perturb_outside(cube, mask), mask).fitted_state()
+    a = cls().fit(cube, sample_mask=mask).fitted_state()
+    b = cls().fit(_perturb_outside(cube, mask), sample_mask=mask).fitted_state()
     assert a.keys() == b.keys()
     for name in a:
         np.testing.assert_array_equal(a[name], b[name], err_msg=name)
     # ...while a change to a training pixel does change it.
     changed = cube.copy()
     changed[mask.nonzero()[0][0], mask.nonzero()[1][0], 0] += 1e3
-    c = cls().fit(changed, mask).fitted_state()
+    c = cls().fit(changed, sample_mask=mask).fitted_state()
     assert not all(np.array_equal(a[n], c[n]) for n in a)
 
 
 def test_minmax_matches_numpy_on_training_pixels(cube_and_mask):
     cube, mask = cube_and_mask
     px = cube[mask].astype(np.float64)
-    s = PerBandMinMax(feature_range=(-1.0, 2.0)).fit(cube, mask)
+    s = PerBandMinMax(feature_range=(-1.0, 2.0)).fit(cube, sample_mask=mask)
     np.testing.assert_array_equal(s.data_min_, px.min(0))
     np.testing.assert_array_equal(s.data_max_, px.max(0))
     assert s.n_samples_seen_ == mask.sum() and s.n_bands_in_ == s.n_bands_out_ == 12
@@ -52,16 +52,16 @@ def test_minmax_matches_numpy_on_training_pixels(cube_and_mask):
 
 def test_minmax_clip(cube_and_mask):
     cube, mask = cube_and_mask
-    out = PerBandMinMax(clip=True).fit(cube, mask).transform(cube)
+    out = PerBandMinMax(clip=True).fit(cube, sample_mask=mask).transform(cube)
     assert out.min() >= 0.0 and out.max() <= 1.0
-    unclipped = PerBandMinMax().fit(cube, mask).transform(cube)
+    unclipped = PerBandMinMax().fit(cube, sample_mask=mask).transform(cube)
     assert unclipped.min() < 0.0 or unclipped.max() > 1.0  # non-training pixels fall outside
 
 
 def test_standardize_matches_numpy_on_training_pixels(cube_and_mask):
     cube, mask = cube_and_mask
     px = cube[mask].astype(np.float64)
-    s = PerBandStandardize().fit(cube, mask)
+    s = PerBandStandardize().fit(cube, sample_mask=mask)
     np.testing.assert_allclose(s.mean_, px.mean(0), rtol=1e-12)
     np.testing.assert_allclose(s.var_, px.var(0), rtol=1e-10)
     out = s.transform(cube)
@@ -73,10 +73,10 @@ def test_standardize_matches_numpy_on_training_pixels(cube_and_mask):
 @pytest.mark.parametrize("cls", SCALERS)
 def test_partial_fit_over_tiles_equals_fit(cls, cube_and_mask):
     cube, mask = cube_and_mask
-    full = cls().fit(cube, mask)
+    full = cls().fit(cube, sample_mask=mask)
     streamed = cls()
     for rows in (slice(0, 7), slice(7, 19), slice(19, 30)):
-        streamed.partial_fit(cube[rows], mask[rows])
+        streamed.partial_fit(cube[rows], sample_mask=mask[rows])
     a, b = full.fitted_state(), streamed.fitted_state()
     for name in a:
         np.testing.assert_allclose(b[name], a[name], rtol=1e-12, atol=1e-12, err_msg=name)
@@ -87,9 +87,9 @@ def test_partial_fit_over_tiles_equals_fit(cls, cube_and_mask):
 @pytest.mark.parametrize("cls", SCALERS)
 def test_flat_pixels_and_mask_none(cls, cube_and_mask):
     cube, mask = cube_and_mask
-    a = cls().fit(cube, mask).fitted_state()
+    a = cls().fit(cube, sample_mask=mask).fitted_state()
     b = cls().fit(cube[mask]).fitted_state()  # (N, C), mask=None -> all pixels
-    c = cls().fit(cube.reshape(-1, 12), mask.reshape(-1)).fitted_state()
+    c = cls().fit(cube.reshape(-1, 12), sample_mask=mask.reshape(-1)).fitted_state()
     for name in a:
         np.testing.assert_allclose(b[name], a[name], rtol=1e-12)
         np.testing.assert_allclose(c[name], a[name], rtol=1e-12)
@@ -120,17 +120,17 @@ def test_transform_before_fit_names_the_class(cls):
 @pytest.mark.parametrize("cls", SCALERS)
 def test_band_mismatch(cls, cube_and_mask):
     cube, mask = cube_and_mask
-    s = cls().fit(cube, mask)
+    s = cls().fit(cube, sample_mask=mask)
     with pytest.raises(BandMismatchError, match=r"expected 12 bands.*found 11"):
         s.transform(cube[..., :11])
     with pytest.raises(BandMismatchError, match="expected 12 bands"):
-        s.partial_fit(cube[..., :5], mask)
+        s.partial_fit(cube[..., :5], sample_mask=mask)
 
 
 @pytest.mark.parametrize("cls", SCALERS)
 def test_transform_any_leading_shape(cls, cube_and_mask):
     cube, mask = cube_and_mask
-    s = cls().fit(cube, mask)
+    s = cls().fit(cube, sample_mask=mask)
     whole = s.transform(cube)
     np.testing.assert_array_equal(s.transform(cube[3:9, 4:10]), whole[3:9, 4:10])
     np.testing.assert_array_equal(s.transform(cube[5, 6]), whole[5, 6])
@@ -141,20 +141,20 @@ def test_transform_any_leading_shape(cls, cube_and_mask):
 def test_bad_masks(cls, cube_and_mask):
     cube, mask = cube_and_mask
     with pytest.raises(ShapeMismatchError, match=r"mask must have shape \(30, 25\).*found \(25, 30\)"):
-        cls().fit(cube, mask.T)
+        cls().fit(cube, sample_mask=mask.T)
     with pytest.raises(SplitError, match=r"selects no pixel.*mask.sum\(\) == 0"):
-        cls().fit(cube, np.zeros_like(mask))
+        cls().fit(cube, sample_mask=np.zeros_like(mask))
     with pytest.raises(ShapeMismatchError, match="boolean"):
-        cls().fit(cube, mask * 2.5)
+        cls().fit(cube, sample_mask=mask * 2.5)
     with pytest.raises(ShapeMismatchError, match=r"\(H, W, C\) or \(N, C\)"):
         cls().fit(np.zeros(5))
 
 
 def test_failed_fit_leaves_no_learned_attributes(cube_and_mask):
     cube, mask = cube_and_mask
-    s = PerBandStandardize().fit(cube, mask)
+    s = PerBandStandardize().fit(cube, sample_mask=mask)
     with pytest.raises(SplitError):
-        s.fit(cube, np.zeros_like(mask))
+        s.fit(cube, sample_mask=np.zeros_like(mask))
     assert not hasattr(s, "mean_")
     assert not any(k.endswith("_") and not k.startswith("_") for k in vars(PerBandMinMax()))
 
@@ -168,8 +168,8 @@ def test_nan_training_pixels_are_ignored_with_a_count(cls, cube_and_mask):
     clean_mask = mask.copy()
     clean_mask[r[:3], c[:3]] = False
     with pytest.warns(NonFiniteWarning, match="ignored 3 of"):
-        s = cls().fit(dirty, mask)
-    ref = cls().fit(cube, clean_mask)
+        s = cls().fit(dirty, sample_mask=mask)
+    ref = cls().fit(cube, sample_mask=clean_mask)
     for name, value in ref.fitted_state().items():
         np.testing.assert_allclose(getattr(s, name), value, rtol=1e-12)
 

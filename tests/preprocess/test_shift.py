@@ -31,7 +31,7 @@ def halves() -> tuple[np.ndarray, np.ndarray]:
     """Train and test pixels of one synthetic scene's block split, min-max fitted on the train pixels."""
     scene = _scene()
     split = block_split(scene.labels, block_size=16, fractions=(0.6, 0.2, 0.2), buffer=3, seed=0)
-    scaled = PerBandMinMax().fit(scene.cube.data, split.train).transform(scene.cube.data)
+    scaled = PerBandMinMax().fit(scene.cube.data, sample_mask=split.train).transform(scene.cube.data)
     return scaled[split.train], scaled[split.test]
 
 

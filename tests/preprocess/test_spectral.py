@@ -185,7 +185,7 @@ def test_zero_cube_and_nan_free_output_through_every_normalize():
     for normalize in NORMALIZE_METHODS:
         pipe = make_pipeline("standardize", fill_nonfinite="median", normalize=normalize)
         mask = nodata_mask(cube)
-        pipe.fit(cube, ~mask, wavelengths=WL)
+        pipe.fit(cube, sample_mask=~mask, wavelengths=WL)
         y = pipe.transform(cube)
         assert np.isfinite(y).all(), normalize
 
@@ -199,7 +199,7 @@ def test_state_round_trip_is_bit_identical(cube_and_mask, tmp_path):
     cube, mask = cube_and_mask
     cube = np.abs(cube) + 1.0
     pipe = Pipeline([PixelNormalize("l2"), PixelNormalize("mean"), FirstDerivative(),
-                     PerBandStandardize()]).fit(cube, mask, wavelengths=WL)
+                     PerBandStandardize()]).fit(cube, sample_mask=mask, wavelengths=WL)
     again = Pipeline.from_state(json.loads(json.dumps(pipe.to_state())))
     _assert_same_pipeline(pipe, again, cube)
     assert again[0].method == "l2" and again[1].method == "mean"
@@ -211,7 +211,7 @@ def test_state_round_trip_is_bit_identical(cube_and_mask, tmp_path):
     restored = FirstDerivative.from_state(json.loads(json.dumps(plain.to_state())))
     assert restored.step_ is None
     np.testing.assert_array_equal(restored.transform(cube), plain.transform(cube))
-    plain_pipe = Pipeline([FirstDerivative()]).fit(cube, mask)
+    plain_pipe = Pipeline([FirstDerivative()]).fit(cube, sample_mask=mask)
     _assert_same_pipeline(plain_pipe, Pipeline.load(plain_pipe.save(tmp_path / "plain")), cube)
     assert plain_pipe[0].step_ is None
 
@@ -229,7 +229,7 @@ def test_make_pipeline_orders_the_steps(cube_and_mask):
                              normalize=normalize)
         assert [type(s) for s in pipe.steps] == [NonFiniteFill, RemoveBands, *middle,
                                                  PerBandMinMax, PCA]
-        pipe.fit(cube, mask, wavelengths=WL)
+        pipe.fit(cube, sample_mask=mask, wavelengths=WL)
         assert pipe.n_bands_out_ == 3
     methods = [s.method for s in make_pipeline(normalize="l2").steps[:1]]
     assert methods == ["l2"]
@@ -239,7 +239,7 @@ def test_make_pipeline_orders_the_steps(cube_and_mask):
 def test_pipeline_passes_midpoint_wavelengths_along(cube_and_mask):
     cube, mask = cube_and_mask
     pipe = Pipeline([RemoveBands(indices=[0]), FirstDerivative(), FirstDerivative()])
-    pipe.fit(cube, mask, wavelengths=WL)
+    pipe.fit(cube, sample_mask=mask, wavelengths=WL)
     kept = WL[1:]
     np.testing.assert_allclose(pipe[1].wavelengths_out_, (kept[1:] + kept[:-1]) / 2)
     np.testing.assert_allclose(pipe[2].step_, np.diff(pipe[1].wavelengths_out_))
@@ -260,9 +260,9 @@ def test_default_pipelines_are_unchanged(cube_and_mask, tmp_path):
     cube, mask = cube_and_mask
     for kwargs in ({}, {"scaling": "standardize", "pca": 4}, {"fill_nonfinite": "median",
                                                              "remove_bands": [2, 3]}):
-        old = make_pipeline(**kwargs).fit(cube, mask)
+        old = make_pipeline(**kwargs).fit(cube, sample_mask=mask)
         for normalize in (None, "none"):
-            new = make_pipeline(**kwargs, normalize=normalize).fit(cube, mask)
+            new = make_pipeline(**kwargs, normalize=normalize).fit(cube, sample_mask=mask)
             _assert_same_pipeline(old, new, cube)
             a = old.save(tmp_path / "old" / "pipe")  # same file name: the JSON names its .npz
             b = new.save(tmp_path / f"new_{normalize}" / "pipe")
@@ -278,11 +278,11 @@ def test_per_scene_unsupervised_minmax_removes_a_scene_gain_and_offset(cube_and_
 
     def own_minmax(scene: np.ndarray) -> np.ndarray:
         valid = ~nodata_mask(scene)  # every valid pixel; no label is read
-        return make_pipeline("minmax", fill_nonfinite="median").fit(scene, valid).transform(scene)
+        return make_pipeline("minmax", fill_nonfinite="median").fit(scene, sample_mask=valid).transform(scene)
 
     a, b = own_minmax(cube), own_minmax(other)
     assert np.isfinite(a).all() and a.min() == 0.0 and abs(a.max() - 1.0) < 1e-6
     np.testing.assert_allclose(b, a, rtol=0, atol=2e-6)
     # while the raw scenes, or scaling the second with the first one's fit, differ widely
-    first = make_pipeline("minmax", fill_nonfinite="median").fit(cube, ~nodata_mask(cube))
+    first = make_pipeline("minmax", fill_nonfinite="median").fit(cube, sample_mask=~nodata_mask(cube))
     assert np.abs(first.transform(other) - a).max() > 1.0

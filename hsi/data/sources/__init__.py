@@ -1,10 +1,10 @@
 """The scenes a DataModule draws from: one scene, or a collection of scenes from one or several sensors.
 
 A single scene is a collection of one. ``HSIDataModule`` always holds a
-:class:`~hsi.data.sources.records.Collection` and one cache entry per scene
-(:func:`hsi.data.sources.open.open_sources`); a lone scene is split and fitted inside itself
-exactly as it always was, several scenes share one band grid, one set of classes and one
-fitted preprocessing.
+:class:`~hsi.data.sources.records.Collection` and one cache entry per scene, opened one way
+(:func:`hsi.data.sources.open.open_sources`): the scenes share one band grid, one set of
+classes and one fitted preprocessing; a lone scene is split on its own exactly as it always
+was (:func:`hsi.data.sources.split.scene_split`).
 
 - :mod:`hsi.data.sources.records`: :class:`SceneEntry`, :class:`Collection`;
 - :mod:`hsi.data.sources.entries`: :func:`read_collection` (YAML, lists, packs), checked before any cube is read;

@@ -1,10 +1,5 @@
-"""The DataModule's source arguments as a collection: one entry for ``scene=`` / ``cube_path=``, the entries of ``scenes=``.
-
-:func:`sources_of` is what ``HSIDataModule.__init__`` calls: it checks the arguments a
-collection cannot take, reads the collection (no cube opened) and says what names the run
-(``source.name``: the scene, or the scenes joined) and where a lone scene's files are
-(:class:`~hsi.data.scene_source.SourceSpec`).
-"""
+"""The DataModule's source arguments as a collection: one entry for ``scene=`` / ``cube_path=``, the entries of
+``scenes=`` (:func:`sources_of`, with the checks of the arguments a collection cannot take)."""
 
 from __future__ import annotations
 
@@ -32,15 +27,29 @@ SCENE_ONLY = ("cube_path", "labels_path", "cube_key", "labels_key", "layout", "t
 
 
 class CollectionSource:
-    """What ``datamodule.source`` says of a collection of several scenes: its ``name`` (run folders) and ``kind``."""
+    """What ``datamodule.source`` says of a collection of several scenes: its ``name`` (run folders) and ``kind``, and
+    how each scene is read (as :class:`~hsi.data.scene_source.SourceSpec` reads a lone scene)."""
 
     kind = "collection"
 
-    def __init__(self, collection: Collection) -> None:
-        self.collection = collection
+    def __init__(self, collection: Collection, download: bool = False, ignore_georef: bool = False) -> None:
+        self.collection, self.download, self.ignore_georef = collection, download, ignore_georef
         names = collection.names
         self.name = "+".join(names) if len(names) <= 3 else f"{names[0]}+{len(names) - 1}-more"
         self.scene_options: dict[str, Any] = {}
+
+    def read(self, index: int) -> Any:
+        """Scene ``index`` as read (:func:`hsi.data.sources.load.load_entry`)."""
+        from hsi.data.sources.load import load_entry
+
+        return load_entry(self.collection.entries[index], self.download, self.ignore_georef)
+
+    def known_identity(self, index: int) -> list[dict[str, Any]] | None:
+        """The identity of the files scene ``index`` reads when known without reading it (files entries), else None."""
+        from hsi.data.sources.build import entry_identities
+
+        entry = self.collection.entries[index]
+        return entry_identities(entry) if entry.kind == "files" else None
 
 
 def check_collection_arguments(hparams: Mapping[str, Any]) -> None:
@@ -79,23 +88,11 @@ def _lone_entry(spec: SourceSpec) -> SceneEntry:
 
 
 def sources_of(hparams: Mapping[str, Any], spec: SourceSpec) -> tuple[Collection, SourceSpec | CollectionSource]:
-    """The collection of the DataModule's arguments and what names it.
-
-    Parameters
-    ----------
-    hparams : mapping
-        The DataModule's arguments.
-    spec : SourceSpec
-        Its single-scene source arguments.
-
-    Returns
-    -------
-    (collection, source)
-        A one-entry collection and ``spec`` for a single scene; the collection of
-        ``scenes=`` and a :class:`CollectionSource` otherwise.
-    """
+    """``(collection, source)`` of the DataModule's arguments ``hparams`` (no cube opened): a one-entry collection and
+    ``spec`` (its single-scene source arguments) for a single scene; the collection of ``scenes=`` and a
+    :class:`CollectionSource` otherwise. ``source.name`` names the run (the scene, or the scenes joined)."""
     if hparams.get("scenes") is None:
         return Collection((_lone_entry(spec),)), spec
     check_collection_arguments(hparams)
     collection = read_collection(hparams["scenes"])
-    return collection, CollectionSource(collection)
+    return collection, CollectionSource(collection, bool(hparams.get("download")), bool(hparams.get("ignore_georef")))

@@ -1,14 +1,5 @@
-"""Loading one scene of a collection, and bringing it onto the collection's bands and classes.
-
-:func:`load_entry` reads an entry as the single-scene DataModule would
-(:func:`hsi.data.scene_source.load_source`) or from its pack group, then applies what the
-entry declares about its cube (:func:`declare`: ``scale`` divides the values, ``units``,
-``wavelengths`` and ``fwhm`` replace what the file says); :func:`prepare` resamples its cube
-onto the common grid (by spectral response where band widths are known), renumbers its
-labels into the union's classes and unlabels pixels with a non-finite spectrum (as the
-single-scene build does), giving the :class:`~hsi.data.scene_source.LoadedSource` its cache
-entry is built from. :func:`scene_facts` is what the collection knows of a scene before
-any is prepared (bands, classes, units, typical value).
+"""Loading one scene of a collection (:func:`load_entry`, with the entry's declarations, :func:`declare`), and
+bringing it onto the collection's bands and classes (:func:`prepare`: the source its cache entry is built from).
 """
 
 from __future__ import annotations
@@ -129,25 +120,22 @@ def _per_band(values: tuple[float, ...], bands: int, scene: str, key: str, singl
 
 def prepare(src: LoadedSource, entry: SceneEntry, grid: np.ndarray | None, union: list[str],
             palette: np.ndarray, grid_fwhm: np.ndarray | None = None) -> LoadedSource:
-    """``src`` on the collection's bands (``grid``, None: its own; widths ``grid_fwhm``) and classes (``union``),
-    no-data pixels unlabeled."""
-    from hsi.data.build import exclude_nonfinite
+    """``src`` on the collection's bands (``grid``, None: its own; widths ``grid_fwhm``) and classes (``union``; a
+    single scene's test map too), no-data pixels unlabeled (the collection's state counted them)."""
     from hsi.preprocess._base import nodata_mask
 
     names = mapped_names(src.class_names, entry.classes, entry.name)
     nodata = nodata_mask(src.cube)  # of the cube as read: the pixels the collection's split left unlabeled
-    labels = renumber(src.labels, names, union)
+    maps = [None if lab is None else renumber(lab, names, union) for lab in (src.labels, src.test_labels)]
+    if nodata is not None:
+        maps = [None if lab is None else np.where(nodata, 0, lab) for lab in maps]
     cube, wl = src.cube, src.wavelengths
     if grid is not None and wl is not None:
         cube = resample(cube, wl, grid, f"scene {entry.name!r}", fwhm_from=src.fwhm, fwhm_to=grid_fwhm)
         wl = np.asarray(grid, dtype=np.float64)
-    k = len(union)
-    out = dataclasses.replace(src, cube=np.ascontiguousarray(cube, dtype=np.float32), wavelengths=wl, labels=labels,
-                              class_names=list(union), palette=np.asarray(palette, dtype=np.uint8),
-                              label_values=list(range(1, k + 1)), test_labels=None)
-    if nodata is not None:
-        out, _ = exclude_nonfinite(out, ~nodata)
-    return out
+    return dataclasses.replace(src, cube=np.ascontiguousarray(cube, dtype=np.float32), wavelengths=wl,
+                               labels=maps[0], test_labels=maps[1], class_names=list(union),
+                               palette=np.asarray(palette, dtype=np.uint8), label_values=list(range(1, len(union) + 1)))
 
 
 def scene_facts(src: LoadedSource, entry: SceneEntry) -> dict[str, Any]:

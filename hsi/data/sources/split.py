@@ -13,7 +13,9 @@ is needed. Without ``val_scenes`` the validation pixels are a share
 ``fractions[1] / (fractions[0] + fractions[1])`` of the blocks of the training scenes,
 buffered from training as in a block split.
 
-Each scene gets its own :class:`~hsi.preprocess.Split` (its params say ``collection``).
+Each scene gets its own :class:`~hsi.preprocess.Split` (its params say ``collection``). A collection of one
+scene is split on its own (:func:`scene_split`: ``block``, with ``folds`` if asked, ``random`` or ``fixed``), the
+split a lone scene has always had.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from hsi.data.sources.entries import Collection
 from hsi.errors import StratificationWarning
 from hsi.preprocess import Split
 
-__all__ = ["collection_leakage", "collection_split", "mosaic_offsets"]
+__all__ = ["collection_leakage", "collection_split", "mosaic_offsets", "scene_split"]
 
 
 def mosaic_offsets(shapes: Sequence[tuple[int, int]], block_size: int, buffer: int) -> list[int]:
@@ -42,7 +44,7 @@ def mosaic_offsets(shapes: Sequence[tuple[int, int]], block_size: int, buffer: i
     return offsets
 
 
-def _scene_split(labels: np.ndarray, masks: dict[str, np.ndarray], params: dict[str, Any]) -> Split:
+def _part_split(labels: np.ndarray, masks: dict[str, np.ndarray], params: dict[str, Any]) -> Split:
     """A per-scene :class:`Split` (counts and labels digest of this scene); per-scene class notes are not warned."""
     from hsi.preprocess._split_result import make_split
 
@@ -73,8 +75,24 @@ def _mosaic_split(labels: list[np.ndarray], fractions: Sequence[float], values: 
     return out, params
 
 
-def collection_split(labels: Sequence[np.ndarray], col: Collection, values: dict[str, Any]) -> list[Split]:
-    """One :class:`Split` per scene of ``col`` (in its order).
+def scene_split(labels: np.ndarray, test_labels: np.ndarray | None, values: dict[str, Any]) -> Split:
+    """The split of a scene on its own: ``values["split"]`` is block (with ``folds``/``fold``), random or fixed
+    (``test_labels`` the test map)."""
+    from hsi.preprocess import block_split, fixed_split, random_split
+
+    fractions, seed = tuple(float(f) for f in values["fractions"]), int(values["split_seed"])
+    if values["split"] == "block":
+        fold = values.get("fold")  # folds count from 1 for people, from 0 in block_split
+        return block_split(labels, block_size=values["block_size"], fractions=fractions, buffer=values["buffer"],
+                           seed=seed, n_folds=values.get("folds"), fold=None if fold is None else int(fold) - 1)
+    if values["split"] == "random":
+        return random_split(labels, fractions=fractions, seed=seed)
+    return fixed_split(labels, test_labels, val_fraction=fractions[1], seed=seed)
+
+
+def collection_split(labels: Sequence[np.ndarray], col: Collection, values: dict[str, Any],
+                     test_labels: np.ndarray | None = None) -> list[Split]:
+    """One :class:`Split` per scene of ``col`` (in its order); one scene's is :func:`scene_split`.
 
     Parameters
     ----------
@@ -83,8 +101,13 @@ def collection_split(labels: Sequence[np.ndarray], col: Collection, values: dict
     col : Collection
         The scenes and how they are split.
     values : dict
-        ``block_size``, ``buffer``, ``fractions`` and ``split_seed`` (the DataModule's).
+        ``block_size``, ``buffer``, ``fractions`` and ``split_seed`` (the DataModule's; ``split``, ``folds`` and
+        ``fold`` for one scene).
+    test_labels : (H, W) int array, optional
+        The test map of a single scene split ``fixed``.
     """
+    if len(labels) == 1:
+        return [scene_split(labels[0], test_labels, values)]
     labels = [np.asarray(lab, dtype=np.int64) for lab in labels]
     fractions = [float(f) for f in values["fractions"]]
     names = col.names
@@ -92,7 +115,7 @@ def collection_split(labels: Sequence[np.ndarray], col: Collection, values: dict
                              "val_scenes": list(col.val_scenes)}}
     if col.split == "block":
         masks, params = _mosaic_split(labels, fractions, values)
-        return [_scene_split(lab, m, {**params, **common, "scene": n}) for lab, m, n in zip(labels, masks, names)]
+        return [_part_split(lab, m, {**params, **common, "scene": n}) for lab, m, n in zip(labels, masks, names)]
     train_idx = [names.index(n) for n in col.train_names]
     per_train: dict[int, dict[str, np.ndarray]] = {}
     params: dict[str, Any] = {"method": "scene", "seed": int(values["split_seed"])}
@@ -112,7 +135,7 @@ def collection_split(labels: Sequence[np.ndarray], col: Collection, values: dict
         role = "test" if name in col.test_scenes else "val" if name in col.val_scenes else "train"
         masks = per_train.get(i) or {"train": zero, "val": (lab > 0) if role == "val" else zero.copy(),
                                      "test": (lab > 0) if role == "test" else zero.copy(), "buffer": zero.copy()}
-        out.append(_scene_split(lab, masks, {**params, **common, "scene": name, "role": role}))
+        out.append(_part_split(lab, masks, {**params, **common, "scene": name, "role": role}))
     return out
 
 

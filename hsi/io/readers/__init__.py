@@ -3,7 +3,8 @@
 Importing this package registers the built-in readers, in the order they are asked:
 MATLAB, HDF5, ENVI, ERDAS, GeoTIFF and ``.npy`` (arrays, and the scenes ``hsi convert --to npy``
 writes). A new format is one module here with a class decorated by :func:`register_reader`,
-plus its line below (or a ``register_reader`` call from anywhere, before the first read).
+plus its line below (or a ``register_reader`` call from anywhere, before the first read, or an
+``hsi.readers`` entry point of the package that ships it: :mod:`hsi.plugins`).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from hsi.errors import CubeFormatError, DatasetNotFoundError, HSIError
 from hsi.io.discovery import ArrayInfo, is_numeric
 from hsi.io.layout import LAYOUTS
 from hsi.io.source import RawSource
+from hsi.plugins import load_plugins
 
 __all__ = ["Reader", "class_names_of", "files_of", "find_reader", "get_reader", "identities_of", "identity_file",
            "known_suffixes", "list_readers", "open_source", "register_reader", "supported", "unregister_reader"]
@@ -170,6 +171,19 @@ def _checked_suffixes(cls: type[Reader]) -> frozenset[str]:
     return frozenset(s.lower() for s in suffixes)
 
 
+def _readers() -> dict[str, type[Reader]]:
+    """The registry, once the installed packages' ``hsi.readers`` plug-ins are in it (:mod:`hsi.plugins`)."""
+    load_plugins("hsi.readers", _register_plugin, _REGISTRY.__contains__)
+    return _REGISTRY
+
+
+def _register_plugin(name: str, cls: type) -> None:
+    """Register an ``hsi.readers`` entry point's class, whose ``name`` must be the entry point's."""
+    if isinstance(cls, type) and issubclass(cls, Reader) and cls.name != name:
+        raise ValueError(f"{cls.__module__}.{cls.__qualname__} is named {cls.name!r}, not {name!r} as its entry point")
+    register_reader(cls)
+
+
 def unregister_reader(name: str) -> None:
     """Forget the reader registered as ``name`` (a test's toy format); unknown names are ignored."""
     _REGISTRY.pop(name, None)
@@ -177,25 +191,25 @@ def unregister_reader(name: str) -> None:
 
 def list_readers() -> list[str]:
     """Names of the registered readers, in the order they are asked."""
-    return list(_REGISTRY)
+    return list(_readers())
 
 
 def get_reader(name: str) -> Reader:
     """The reader registered as ``name``; ``KeyError`` naming the known ones otherwise."""
     try:
-        return _REGISTRY[name]()
+        return _readers()[name]()
     except KeyError:
         raise KeyError(f"no reader named {name!r}; known: {', '.join(_REGISTRY)}") from None
 
 
 def known_suffixes() -> frozenset[str]:
     """Every suffix some reader claims."""
-    return frozenset().union(*(cls.suffixes for cls in _REGISTRY.values()))
+    return frozenset().union(*(cls.suffixes for cls in _readers().values()))
 
 
 def supported() -> str:
     """The one sentence listing the readable formats, for error messages."""
-    return ", ".join(cls.description for cls in _REGISTRY.values())
+    return ", ".join(cls.description for cls in _readers().values())
 
 
 def find_reader(path: str | Path) -> Reader:
@@ -211,7 +225,7 @@ def find_reader(path: str | Path) -> Reader:
     p = Path(path)
     if not p.exists():
         raise DatasetNotFoundError(f"{p}: no such file")
-    readers = [cls() for cls in _REGISTRY.values()]
+    readers = [cls() for cls in _readers().values()]
     if p.is_dir():
         found = next((r for r in readers if r.folders and r.sniff(p)), None)
         if found is None:

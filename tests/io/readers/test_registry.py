@@ -16,7 +16,8 @@ import pytest
 
 from hsi.errors import CubeFormatError
 from hsi.io import list_arrays, open_cube, read_cube, read_labels
-from hsi.io.readers import Reader, find_reader, list_readers, register_reader, supported, unregister_reader
+from hsi.io.readers import (Reader, find_reader, get_reader, list_readers, register_reader, supported,
+                             unregister_reader)
 from hsi.io.source import RawSource
 
 from tests.helpers import CHILD_TIMEOUT
@@ -107,8 +108,23 @@ def test_a_name_or_a_suffix_taken_is_refused(csvcube):
     assert "other" not in list_readers()
 
 
+def _imported_reader_modules() -> list[str]:
+    """The reader modules ``hsi/io/readers/__init__.py`` imports to register them, in its order."""
+    import ast
+
+    import hsi.io.readers as package
+
+    tree = ast.parse(Path(package.__file__).read_text(encoding="utf-8"))
+    return [alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and node.module == "hsi.io.readers" for alias in node.names]
+
+
 def test_the_built_in_readers_are_asked_in_a_fixed_order():
-    assert list_readers() == ["mat", "hdf5", "envi", "erdas", "geotiff", "npy"]
+    """In the order the package imports their modules (one reader each), MATLAB first: a v7.3 .mat is HDF5 inside."""
+    modules = _imported_reader_modules()
+    owners = [type(get_reader(name)).__module__.rpartition(".")[2] for name in list_readers()]
+    assert owners[:len(modules)] == modules and len(set(modules)) == len(modules) >= 6
+    assert list_readers()[0] == "mat"
     assert supported().startswith(".mat (MATLAB v5 or v7.3), .h5/.hdf5/.he5 (HDF5), ENVI (.hdr header + binary")
 
 
