@@ -4,16 +4,24 @@ Build::
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-Markdown pages are MyST; notebooks under ``notebooks/`` are executed at build time by
-myst-nb and the build fails when a cell raises. Nothing is fetched from the internet.
-tests/test_docs.py runs the same build with ``-D nb_execution_mode=off`` (tests/test_notebook.py
-executes the notebooks).
+Markdown pages are MyST. The notebooks live in the repository's top-level ``notebooks/``
+folder; each ``docs/notebooks/<name>.nblink`` names one, and myst-nb reads the notebook it
+names. They are shown with the outputs stored in them: the build executes nothing (a build must
+not train), so it takes the same time whatever the machine's load. ``python
+notebooks/store_outputs.py`` refreshes the stored outputs; tests/test_notebook.py executes the
+notebooks. Nothing is fetched from the internet; tests/test_docs.py runs this same build.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+import sys
+import types
 import warnings
+from pathlib import Path
+
+import nbformat
 
 import hsi
 
@@ -42,12 +50,34 @@ myst_enable_extensions = ["colon_fence", "deflist", "dollarmath"]
 myst_heading_anchors = 3  # [text](page.md#a-heading) links resolve
 
 # -- Notebooks (myst-nb) -------------------------------------------------------------------------
-# run a notebook when its code changed; the cache lies beside the output folder
-# (docs/_build/.jupyter_cache). It does not see changes in hsi: -D nb_execution_mode=force reruns all.
-nb_execution_mode = "cache"
-nb_execution_timeout = 300  # seconds per cell
-nb_execution_raise_on_error = True  # a failing cell fails the build
-nb_execution_show_tb = True  # ... and the log shows its traceback
+#: the repository: notebook links name their notebook relative to it
+ROOT = Path(__file__).resolve().parents[1]
+# shown with their stored outputs, never executed here (python notebooks/store_outputs.py stores them)
+nb_execution_mode = "off"
+# docs/notebooks/<name>.nblink, {"path": "notebooks/<name>.ipynb"}: read as the notebook it names
+nb_custom_formats = {".nblink": ("_hsi_docs_notebooks.read_notebook_link", {}, False)}
+
+
+def _link_target(text: str) -> Path:
+    """The notebook a ``.nblink`` file names (its ``path``, relative to the repository)."""
+    try:
+        target = ROOT / json.loads(text)["path"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f'a notebook link must be {{"path": "notebooks/<name>.ipynb"}}; found {text.strip()!r}') from exc
+    if not target.is_file():
+        raise FileNotFoundError(f"a notebook link names {target}, which is not a file")
+    return target
+
+
+def read_notebook_link(text: str) -> nbformat.NotebookNode:
+    """myst-nb's reader for ``.nblink`` files: the notebook the link names."""
+    return nbformat.read(_link_target(text), as_version=4)
+
+
+# myst-nb imports a reader by its dotted name; this file is not an importable module
+_readers = types.ModuleType("_hsi_docs_notebooks")
+_readers.read_notebook_link = read_notebook_link
+sys.modules[_readers.__name__] = _readers
 
 # -- API reference (autodoc + numpydoc) ----------------------------------------------------------
 autodoc_default_options = {
@@ -132,7 +162,14 @@ def _resolve_reexport(app, env, node, contnode):
     return env.get_domain("py").resolve_xref(env, node["refdoc"], app.builder, node["reftype"], home, node, contnode)
 
 
+def _note_notebook(app, docname, source):
+    """Rebuild a notebook's page when the notebook changes, not only when its link does."""
+    if str(app.env.doc2path(docname)).endswith(".nblink"):
+        app.env.note_dependency(str(_link_target(source[0])))
+
+
 def setup(app):
+    app.connect("source-read", _note_notebook)
     app.connect("autodoc-skip-member", _skip_foreign)
     app.connect("autodoc-process-signature", _clean_signature)
     app.connect("missing-reference", _resolve_reexport)

@@ -21,10 +21,10 @@ from typing import Any
 
 from hsi.errors import OptionError
 
-__all__ = ["COMPONENTS_ALLOWED", "RULES", "Rule", "band_indices", "boolean", "check_components", "check_int",
-           "did_you_mean", "integer", "is_int", "logger_available", "not_an_option", "number", "odd_integer",
-           "parse_class_mapping", "parse_devices", "pca_components", "rule_of", "tensorboard_available",
-           "wavelength_range"]
+__all__ = ["COMPONENTS_ALLOWED", "LOGGER_PACKAGES", "RULES", "Rule", "band_indices", "boolean", "check_components",
+           "check_int", "did_you_mean", "integer", "is_int", "logger_available", "logger_package_available",
+           "not_an_option", "number", "odd_integer", "parse_class_mapping", "parse_devices", "pca_components",
+           "rule_of", "tensorboard_available", "wavelength_range"]
 
 #: rule name -> the rule (named checks) or the function that makes one (``integer``); what :func:`rule_of` reads
 RULES: dict[str, Any] = {}
@@ -231,11 +231,34 @@ def tensorboard_available() -> bool:
     return any(importlib.util.find_spec(name) is not None for name in ("tensorboard", "tensorboardX"))
 
 
+#: the package each optional logger needs, as ``(import name, what it is called, the extra that installs it)``
+LOGGER_PACKAGES = {"wandb": ("wandb", "Weights & Biases (wandb)", "wandb"),
+                   "mlflow": ("mlflow", "MLflow", "mlflow")}
+
+
+def logger_package_available(kind: str) -> bool:
+    """True when the package of the optional logger ``kind`` can be imported (found, without importing it)."""
+    if kind == "tensorboard":
+        return tensorboard_available()
+    module = LOGGER_PACKAGES[kind][0] if kind in LOGGER_PACKAGES else None
+    if module is None:
+        return True
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a broken install, or a module blocked in sys.modules
+        return False
+
+
 @_named_rule
 def logger_available(name: str, value: Any) -> None:
-    """A check: the tensorboard logger only where TensorBoard is installed (the choices come from the type)."""
+    """A check: an optional logger (tensorboard, wandb, mlflow) only where its package is installed (the choices
+    come from the type)."""
     if value == "tensorboard" and not tensorboard_available():
         raise OptionError(name, value, 'TensorBoard is not installed: pip install "hsi-lightning[tensorboard]" '
+                          "(or use --logger csv)")
+    if value in LOGGER_PACKAGES and not logger_package_available(value):
+        _, label, extra = LOGGER_PACKAGES[value]
+        raise OptionError(name, value, f'{label} is not installed: pip install "hsi-lightning[{extra}]" '
                           "(or use --logger csv)")
 
 

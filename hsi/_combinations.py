@@ -165,12 +165,15 @@ def infer_combinations(h: dict[str, Any], formats: tuple[str, ...],
     Raises
     ------
     OptionError
-        An overlap not below the tile, several devices without ddp, or a format that cannot be.
+        An overlap not below the tile, several devices without ddp, 16-mixed on the CPU, or a format that cannot be.
     """
     if h["overlap"] >= h["tile"]:
         raise OptionError("overlap", h["overlap"], f"an integer in [0, tile) with tile={h['tile']}")
     if h["devices"] > 1 and h["strategy"] != "ddp":
         raise OptionError("devices", h["devices"], "1 unless strategy='ddp'")
+    if h.get("precision") == "16-mixed" and h["accelerator"] == "cpu":
+        raise OptionError("precision", "16-mixed", "32-true or bf16-mixed with accelerator='cpu' (float16 autocast "
+                          "needs a GPU)")
     return _check_formats(h["format"], h["probabilities"], formats, probability_formats)
 
 

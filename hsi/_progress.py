@@ -14,7 +14,10 @@ from typing import IO, Any
 
 from tqdm import tqdm
 
-__all__ = ["LineProgress", "is_terminal", "progress_bar"]
+__all__ = ["PHASE_DELAY", "LineProgress", "finish", "is_terminal", "phase_bar", "progress_bar"]
+
+#: seconds a phase of training (pretraining, refit) runs before its progress shows: a quick one stays silent
+PHASE_DELAY = 2.0
 
 
 def is_terminal(stream: IO[str] | None = None) -> bool:
@@ -41,14 +44,17 @@ class LineProgress:
         Fraction of ``total`` between two lines (the last step always prints one).
     stream : file, optional
         Where the lines go (default: stderr).
+    delay : float
+        Seconds from the start before any line is printed (tqdm's ``delay``).
     """
 
     def __init__(self, total: int, desc: str = "", unit: str = "it", every: float = 0.1,
-                 stream: IO[str] | None = None) -> None:
-        self.desc, self.unit, self.n, self.every = desc, unit, 0, every
+                 stream: IO[str] | None = None, delay: float = 0.0) -> None:
+        self.desc, self.unit, self.n, self.every, self.delay = desc, unit, 0, every, delay
         self.total = total  # sets the step between two lines
         self.stream = sys.stderr if stream is None else stream
         self.started = time.perf_counter()
+        self.shown = -1  # the count of the last line printed
 
     @property
     def total(self) -> int:
@@ -71,9 +77,15 @@ class LineProgress:
         if self.n >= self._next or self.n >= self.total:
             while self._next <= self.n:
                 self._next += self.step
-            meter = tqdm.format_meter(self.n, self.total, time.perf_counter() - self.started, ncols=80,
-                                      prefix=self.desc, unit=self.unit, ascii=True)  # any log encoding
-            print(meter, file=self.stream, flush=True)
+            if time.perf_counter() - self.started >= self.delay:
+                self._print()
+
+    def _print(self) -> None:
+        """One tqdm-formatted line of the count now."""
+        meter = tqdm.format_meter(self.n, self.total, time.perf_counter() - self.started, ncols=80,
+                                  prefix=self.desc, unit=self.unit, ascii=True)  # any log encoding
+        print(meter, file=self.stream, flush=True)
+        self.shown = self.n
 
     def close(self) -> None:
         """Nothing to clear (the lines stay)."""
@@ -85,8 +97,26 @@ class LineProgress:
         self.close()
 
 
+def finish(bar: tqdm | LineProgress) -> None:
+    """End ``bar`` at the count reached, as 100 %: a phase that stopped before its limit (an optimiser that converged)
+    still ends with a last line (or a full bar) saying so, and only one."""
+    bar.total = bar.n
+    if isinstance(bar, LineProgress):
+        if bar.shown != bar.n and time.perf_counter() - bar.started >= bar.delay:
+            bar._print()
+    else:
+        bar.refresh()
+    bar.close()
+
+
+def phase_bar(total: int, desc: str, unit: str, show: bool) -> tqdm | LineProgress:
+    """:func:`progress_bar` of a phase of training (pretraining, refit): silent for its first :data:`PHASE_DELAY`
+    seconds, the bar cleared at the end (the lines of a log stay)."""
+    return progress_bar(total, desc, unit, show=show, delay=PHASE_DELAY, leave=False)
+
+
 def progress_bar(total: int, desc: str, unit: str = "it", show: bool = True, terminal: bool | None = None,
-                 **kwargs: Any) -> tqdm | LineProgress:
+                 delay: float = 0.0, **kwargs: Any) -> tqdm | LineProgress:
     """A progress counter over ``total`` steps on stderr (``update(n)``, ``close()``).
 
     Parameters
@@ -99,9 +129,12 @@ def progress_bar(total: int, desc: str, unit: str = "it", show: bool = True, ter
         False: a disabled bar that prints nothing.
     terminal : bool, optional
         True: a redrawn tqdm bar; False: :class:`LineProgress` lines (None: decided by whether stderr is a terminal).
+    delay : float
+        Seconds before anything shows (a quick job stays silent).
     **kwargs
         Passed to ``tqdm`` (e.g. ``leave=False``).
     """
     if show and not (is_terminal() if terminal is None else terminal):
-        return LineProgress(total, desc, unit)
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not show, dynamic_ncols=True, **kwargs)
+        return LineProgress(total, desc, unit, delay=delay)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not show, dynamic_ncols=True, delay=delay,
+                **kwargs)

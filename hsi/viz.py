@@ -384,7 +384,9 @@ def _fitting_ticks(lim: tuple[float, float], length_in: float, geographic: bool)
     """Round-number ticks within ``lim`` on an axis ``length_in`` inches long, with their labels.
 
     The most ticks (at most 7) whose labels, laid along the axis, leave :data:`_TICK_GAP_IN`
-    between neighbours; a single tick when even two do not fit.
+    between neighbours; a single tick when even two do not fit. A label must lie along its
+    own axis: one centred on the axis' end would reach past it, into the other axis' labels
+    at the shared lower-left corner (or the title above the map), so such ticks are dropped.
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -392,7 +394,7 @@ def _fitting_ticks(lim: tuple[float, float], length_in: float, geographic: bool)
     eps = 1e-9 * (hi - lo)
     for nbins in range(6, 0, -1):
         values = MaxNLocator(nbins, steps=[1, 2, 2.5, 5, 10], min_n_ticks=1).tick_values(lo, hi)
-        values = values[(values >= lo - eps) & (values <= hi + eps)]
+        values = _within_axis(values[(values >= lo - eps) & (values <= hi + eps)], lo, hi, length_in, geographic)
         labels = _tick_labels(values, geographic)
         if len(values) < 2:
             return values, labels
@@ -400,6 +402,19 @@ def _fitting_ticks(lim: tuple[float, float], length_in: float, geographic: bool)
         if spacing >= max(map(len, labels)) * _TICK_CHAR_IN + _TICK_GAP_IN:
             return values, labels
     return values[:1], labels[:1]
+
+
+def _within_axis(values: np.ndarray, lo: float, hi: float, length_in: float, geographic: bool) -> np.ndarray:
+    """The tick ``values`` whose centred labels end within the axis ``lo..hi`` (``length_in`` inches long).
+
+    When none does (an axis shorter than its labels), the one nearest the axis' middle.
+    """
+    if values.size == 0 or hi <= lo:
+        return values
+    half = np.array([len(t) for t in _tick_labels(values, geographic)]) * _TICK_CHAR_IN / 2
+    room = np.minimum(values - lo, hi - values) / (hi - lo) * length_in
+    inside = values[room >= half]
+    return inside if inside.size else values[[int(np.argmin(np.abs(values - (lo + hi) / 2)))]]
 
 
 def _finish(fig: Figure, ax: Any, title: str, georef: GeoRef | None) -> None:

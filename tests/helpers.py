@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import importlib.util
 import os
 import subprocess
 import warnings
@@ -149,3 +150,11 @@ def tmpfs(mount: Path, size: str) -> Iterator[Path | None]:
         gc.collect()  # a failed run's memory maps, still held by its traceback, keep the mount busy
         if subprocess.run(["umount", str(mount)], capture_output=True).returncode:
             subprocess.run(["umount", "--lazy", str(mount)], check=False)  # detached once the last file closes
+
+
+def load_script(path: Path, name: str) -> Any:
+    """The module of a script that is not in a package (``benchmarks/tables.py``, ``scripts/readme_map.py``)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import load_script
+
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _tables():
-    spec = importlib.util.spec_from_file_location("bench_tables", REPO / "benchmarks" / "tables.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(REPO / "benchmarks" / "tables.py", "bench_tables")
 
 
 def test_checked_in_page_equals_rendering():

@@ -47,6 +47,14 @@ def test_readme_is_at_most_250_lines():
     assert count <= MAX_README_LINES, f"README.md has {count} lines; move details into docs/"
 
 
+@pytest.mark.parametrize("script", ["train.py", "infer_full.py"])
+def test_readme_and_getting_started_name_the_promised_scripts_which_exist(script):
+    """The project promised ``python scripts/train.py --scene indian_pines`` and ``python scripts/infer_full.py``."""
+    assert (ROOT / "scripts" / script).is_file()
+    for page in (ROOT / "README.md", ROOT / "docs" / "getting-started.md"):
+        assert f"python scripts/{script}" in page.read_text(), page.name
+
+
 def test_ci_runs_the_documented_test_command():
     assert ci_command() == TEST_COMMAND
 

@@ -483,6 +483,32 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                     'of one node).',
                             'default': 1,
                             'check': 'integer(1)'},
+                           {'param': 'precision',
+                            'name': 'precision',
+                            'annotation': "Literal['32-true', 'bf16-mixed', '16-mixed']",
+                            'help': 'Lightning precision of the fit: 32-true (float32), bf16-mixed (bfloat16 '
+                                    'autocast: about half the activation memory and more throughput on '
+                                    'current GPUs; also on the CPU) or 16-mixed (float16 autocast with loss '
+                                    'scaling; GPU only). Refit and test predictions run in float32 either '
+                                    'way.',
+                            'default': '32-true',
+                            'choices': ['32-true', 'bf16-mixed', '16-mixed']},
+                           {'param': 'compile',
+                            'name': 'compile',
+                            'annotation': 'bool',
+                            'help': 'Compile the network with torch.compile for the fit (the first steps are '
+                                    'slower while it compiles; checkpoints hold the uncompiled weights, so '
+                                    'they load anywhere). Needs a C++ compiler on the CPU.',
+                            'default': False,
+                            'check': 'boolean'},
+                           {'param': 'accumulate_grad_batches',
+                            'name': 'accumulate_grad_batches',
+                            'annotation': 'int',
+                            'help': 'Batches whose gradients are summed before each optimizer step '
+                                    "(Lightning's accumulate_grad_batches): the step sees batch_size x this "
+                                    'many patches at the memory of one batch.',
+                            'default': 1,
+                            'check': 'integer(1)'},
                            {'param': 'out',
                             'name': 'out',
                             'annotation': 'str | None',
@@ -505,17 +531,21 @@ TABLE = {'options': {'data': [{'param': 'scene',
                            {'param': 'progress',
                             'name': 'progress',
                             'annotation': 'bool',
-                            'help': 'Show progress: the bar on a terminal, one line per epoch on stderr when '
-                                    'piped.',
+                            'help': 'Show progress on stderr (rank 0 only) for the pretraining, the epochs '
+                                    'and the refit: bars on a terminal; when piped, a line per tenth of a '
+                                    'phase, one per epoch and one every 20 s within a long epoch.',
                             'default': True},
                            {'param': 'logger',
                             'name': 'logger',
-                            'annotation': "Literal['csv', 'tensorboard']",
-                            'help': 'Training logs in <out>/logs: csv (metrics.csv), or tensorboard '
-                                    '(TensorBoard event files in logs/tensorboard, beside the CSV logs that '
-                                    'curves.png is drawn from; needs the tensorboard extra).',
+                            'annotation': "Literal['csv', 'tensorboard', 'wandb', 'mlflow']",
+                            'help': 'Training logs in <out>/logs: csv (metrics.csv), tensorboard '
+                                    '(TensorBoard event files in logs/tensorboard), wandb (an offline '
+                                    'Weights & Biases run in logs/wandb; wandb sync uploads it) or mlflow '
+                                    '(an MLflow file store in logs/mlruns; mlflow ui --backend-store-uri '
+                                    'reads it); the last three beside the CSV logs that curves.png is drawn '
+                                    'from, each needing its extra (pip install "hsi-lightning[wandb]").',
                             'default': 'csv',
-                            'choices': ['csv', 'tensorboard'],
+                            'choices': ['csv', 'tensorboard', 'wandb', 'mlflow'],
                             'check': 'logger_available'}],
              'infer.options': [{'param': 'tile',
                                 'name': 'tile',
@@ -588,6 +618,16 @@ TABLE = {'options': {'data': [{'param': 'scene',
                                         'Lightning.',
                                 'default': 'auto',
                                 'choices': ['auto', 'ddp']},
+                               {'param': 'precision',
+                                'name': 'precision',
+                                'annotation': "Literal['32-true', 'bf16-mixed', '16-mixed']",
+                                'help': "Precision of the forward passes (Lightning's names): float32, or "
+                                        'autocast to bfloat16 (also on the CPU) or float16 (GPU only) on the '
+                                        'device; the probabilities are float32 either way. A mixed precision '
+                                        'may change the class of a few pixels whose two best classes are '
+                                        'nearly tied.',
+                                'default': '32-true',
+                                'choices': ['32-true', 'bf16-mixed', '16-mixed']},
                                {'param': 'probabilities',
                                 'name': 'probabilities',
                                 'annotation': 'bool',

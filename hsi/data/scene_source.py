@@ -244,14 +244,17 @@ def _fwhm(meta: dict[str, Any]) -> np.ndarray | None:
 
 
 def label_names(path: str | Path, key: str | None, values: list[int]) -> list[str]:
-    """The names of the label ``values``: those an HDF5 label map stores (``class_names`` of classes 1..K, as
-    :func:`hsi.io.write_h5` writes them: an HDF5 dataset's ``class_names``), else ``class_<value>``."""
+    """The names of the label ``values``, each ``class_<value>`` where none is found.
+
+    Found by :func:`hsi.io.readers.class_names_of`: a names file ``<labels>.names`` beside the
+    map, else the names the map stores (an HDF5 dataset's ``class_names``, as
+    :func:`hsi.io.write_h5` writes them; a GeoTIFF's category names, attribute table or
+    ``hsi infer`` tag).
+    """
     from hsi.io.readers import class_names_of
 
-    stored = class_names_of(path, key)
-    if stored is not None and all(1 <= v <= len(stored) for v in values):
-        return [stored[v - 1] for v in values]
-    return [f"class_{v}" for v in values]
+    stored = class_names_of(path, key) or []
+    return [stored[v - 1] if 1 <= v <= len(stored) and stored[v - 1] else f"class_{v}" for v in values]
 
 
 def check_labels_grid(cube_georef: Any, labels_path: Any, labels_key: str | None, cube_name: Any, policy: str) -> None:

@@ -119,6 +119,10 @@ def _train_config(job: FoldJob, config: EvaluationConfig, folder: Path) -> Any:
                        run=run, given_run=set(config.run) | {"seed", "out", "overwrite"})
 
 
+#: run options that change a fold run's result, added after the others: a run recorded without one used this value
+_RUN_ADDED = {"precision": "32-true", "accumulate_grad_batches": 1}
+
+
 def _same_settings(recorded: dict[str, Any], settings: Any, model_defaults: dict[str, Any],
                    board: tuple[str, ...] = ()) -> str | None:
     """The first setting of ``settings`` that the run's recorded ``config`` differs in (None: the same run).
@@ -132,10 +136,10 @@ def _same_settings(recorded: dict[str, Any], settings: Any, model_defaults: dict
 
     wanted = {"data": {k: v for k, v in settings.data.items() if k not in board},
               "model": {**model_defaults, **settings.model},
-              "run": {k: getattr(settings.run, k) for k in ("epochs", "patience", "refit", "seed")}}
+              "run": {k: getattr(settings.run, k) for k in ("epochs", "patience", "refit", "seed", *_RUN_ADDED)}}
     for group, values in wanted.items():
         for name, value in values.items():
-            found = recorded.get(group, {}).get(name)
+            found = recorded.get(group, {}).get(name, _RUN_ADDED.get(name) if group == "run" else None)
             if not same_value(json.loads(json.dumps(value)), found):
                 return f"{name}={found!r} where this evaluation asks for {value!r}"
     return None
@@ -385,9 +389,11 @@ def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
     """The output folder (absolute) and the scene's class names (:func:`check_enough_blocks`), every option checked
     before any folder is made."""
     from hsi._combinations import refuse_pca_for
+    from hsi.classical import CLASSICAL_MODELS
     from hsi.data import HSIDataModule
     from hsi.evaluate.outputs import check_out, default_out
     from hsi.models.registry import wavelength_models
+    from hsi.training.deep_run import check_devices
     from hsi.training.options import RunOptions
 
     check_split(config.data)
@@ -396,7 +402,9 @@ def _check_config(config: EvaluationConfig) -> tuple[Path, list[str] | None]:
     refuse_pca_for(expand_models(config.options.model_names, known_models()), config.data.get("pca"),
                    wavelength_models())
     probe = HSIDataModule(**FoldJob("probe", 0, config.n_folds, 1).data(config.data))  # checks, reads nothing
-    RunOptions(**config.run)
+    run = RunOptions(**config.run)
+    if set(expand_models(config.options.model_names, known_models())) - set(CLASSICAL_MODELS):
+        check_devices(run)  # devices, precision and compile of the networks' fold runs, before any folder is made
     out = check_out(config.options.out or default_out(probe.source.name))
     return out, check_enough_blocks(probe, config.n_folds)
 

@@ -31,7 +31,7 @@ from hsi.infer.checkpoint import InferenceModel, check_cube, load_checkpoint
 from hsi.infer.engine import TileJob, run_tiles
 from hsi.infer.metrics import check_not_degenerate, score_map
 from hsi.infer.options import InferOptions
-from hsi.infer.predict import TilePredictor
+from hsi.infer.predict import TilePredictor, autocast_dtype
 from hsi.infer.shift import SceneSample
 from hsi.infer.sources import ArraySource, SceneSource, open_scene_source
 from hsi.infer.truth import LabelMap, MatchedTruth, parse_class_mapping
@@ -326,6 +326,7 @@ def infer_scene(checkpoint: str | Path | InferenceModel, cube: Any = None, *, sc
     opts = InferOptions.from_kwargs(options, **kwargs)
     if opts.devices > 1 and out is None:
         raise OptionError("out", None, f"a folder shared by the {opts.devices} processes (devices={opts.devices})")
+    autocast_dtype(opts.precision, _device(opts.accelerator))  # 16-mixed where "auto" is the CPU: refused now
     mapping = parse_class_mapping(classes, "classes")
     model = checkpoint if isinstance(checkpoint, InferenceModel) else load_checkpoint(checkpoint)
     opened = _open_scene(model, cube, scene, {"root": root, "cube_key": cube_key, "layout": layout, "labels": labels,
@@ -565,7 +566,7 @@ def _tile_pass(job: TileJob, opts: InferOptions, folder: Path | None) -> tuple[i
                                rgb=job.rgb_bands is not None)
         try:
             predictor = TilePredictor(m.net, dense=m.dense, halo=m.halo, patch_size=m.patch_size, device=device,
-                                      batch_size=opts.batch_size, tta=opts.tta)
+                                      batch_size=opts.batch_size, tta=opts.tta, precision=opts.precision)
             tiles, owned = job.shard(0, 1)
             run_tiles(job, predictor, results, tiles, owned, progress=opts.progress)
         except BaseException:
@@ -576,7 +577,7 @@ def _tile_pass(job: TileJob, opts: InferOptions, folder: Path | None) -> tuple[i
 
     return run_distributed(job, folder, accelerator=opts.accelerator, devices=opts.devices, strategy=opts.strategy,
                            probabilities=opts.probabilities, batch_size=opts.batch_size, tta=opts.tta,
-                           progress=opts.progress)
+                           progress=opts.progress, precision=opts.precision)
 
 
 def _finish(model: InferenceModel, source: SceneSource, results: ResultArrays, truth: MatchedTruth | None,

@@ -51,10 +51,12 @@ class TileInferenceModule(pl.LightningModule):
         Test-time augmentation.
     progress : bool
         Progress bar on rank 0.
+    precision : str
+        Precision of the forward passes (:class:`~hsi.infer.predict.TilePredictor`).
     """
 
     def __init__(self, job: TileJob, folder: Path, *, probabilities: bool, batch_size: int, tta: bool,
-                 progress: bool) -> None:
+                 progress: bool, precision: str = "32-true") -> None:
         super().__init__()
         self.net = job.model.net
         self.job = job
@@ -63,6 +65,7 @@ class TileInferenceModule(pl.LightningModule):
         self.window_batch = batch_size
         self.tta = tta
         self.show_progress = progress
+        self.precision_name = precision
         self.tiles: list[tuple[int, int]] = []
         self.owned = (0, 0)
         self.results: ResultArrays | None = None
@@ -85,7 +88,8 @@ class TileInferenceModule(pl.LightningModule):
         if self.trainer.global_rank != 0:
             self.results = ResultArrays(*args, create=False, rgb=rgb)
         self.predictor = TilePredictor(self.net, dense=model.dense, halo=model.halo, patch_size=model.patch_size,
-                                       device=self.device, batch_size=self.window_batch, tta=self.tta)
+                                       device=self.device, batch_size=self.window_batch, tta=self.tta,
+                                       precision=self.precision_name)
         self.blender = self.job.blender(self.results, self.owned)
         self.maps = maps_only(self.results, self.blender)
         self.buffer = self.job.block_buffer(self.device)
@@ -117,14 +121,15 @@ def _leave_process_group() -> None:
 
 
 def run_distributed(job: TileJob, folder: Path, *, accelerator: str, devices: int, strategy: str,
-                    probabilities: bool, batch_size: int, tta: bool, progress: bool) -> tuple[int, ResultArrays]:
+                    probabilities: bool, batch_size: int, tta: bool, progress: bool,
+                    precision: str = "32-true") -> tuple[int, ResultArrays]:
     """Run the tile pass through ``Trainer.predict``; returns ``(global_rank, results)``.
 
     On rank 0 ``results`` holds every row once all ranks are done (the maps are still
     under their temporary names: commit them after writing the other outputs).
     """
     module = TileInferenceModule(job, folder, probabilities=probabilities, batch_size=batch_size, tta=tta,
-                                 progress=progress)
+                                 progress=progress, precision=precision)
     trainer = pl.Trainer(accelerator=accelerator, devices=devices, strategy=strategy, logger=False,
                          enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False,
                          use_distributed_sampler=False, inference_mode=True)

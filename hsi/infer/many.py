@@ -145,7 +145,7 @@ def scene_inputs(checkpoint: Any, item: _Item, opts: Any) -> dict[str, Any]:
     the identities of every file it is read from (:func:`_cube_files` of its cube, labels
     and pack: an ENVI header and binary, an ``.npy`` scene's arrays) and, for a collection entry,
     the entry's settings; a registry scene other than the synthetic one is loaded to learn
-    its files. ``options`` holds the fields of :data:`OUTPUT_OPTIONS`.
+    its files. ``options`` holds the fields of :data:`OUTPUT_OPTIONS`, and ``precision`` when it is a mixed one.
     """
     from hsi._identity import file_identity
 
@@ -160,6 +160,8 @@ def scene_inputs(checkpoint: Any, item: _Item, opts: Any) -> dict[str, Any]:
         paths = [f for p in (entry.cube, entry.labels, entry.pack) if p for f in _cube_files(p)]
         scene = {"entry": entry.to_dict(), "files": {str(p): file_identity(p) for p in paths}}
     values = {k: getattr(opts, k) for k in OUTPUT_OPTIONS}
+    if getattr(opts, "precision", "32-true") != "32-true":  # a mixed precision's maps differ in a few pixels (recorded
+        values["precision"] = opts.precision  # only then, so folders of float32 maps made before it stay reusable)
     return json.loads(json.dumps({"checkpoint": checkpoint, "scene": scene, "options": values}, default=str))
 
 

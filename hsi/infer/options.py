@@ -62,6 +62,11 @@ class InferOptions:
         across them and each writes its own rows of the output.
     strategy : {"auto", "ddp"}
         "auto": one process; "ddp": one process per device through Lightning.
+    precision : {"32-true", "bf16-mixed", "16-mixed"}
+        Precision of the forward passes (Lightning's names): float32, or autocast to bfloat16
+        (also on the CPU) or float16 (GPU only) on the device; the probabilities are float32
+        either way. A mixed precision may change the class of a few pixels whose two best
+        classes are nearly tied.
     probabilities : bool
         Also write the per-class probabilities: ``(H, W, K)`` float16 ``probabilities.npy``
         and/or float32 ``probabilities.tif`` (one band per class), as ``format`` says.
@@ -100,6 +105,7 @@ class InferOptions:
     accelerator: Literal["auto", "cpu", "gpu", "cuda", "mps"] = "auto"
     devices: Annotated[int, integer(1)] = 1
     strategy: Literal["auto", "ddp"] = "auto"
+    precision: Literal["32-true", "bf16-mixed", "16-mixed"] = "32-true"
     probabilities: Annotated[bool, boolean] = False
     format: tuple[str, ...] = DEFAULT_FORMATS
     preprocess: Literal["auto", "scene", "checkpoint"] = "auto"

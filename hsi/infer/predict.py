@@ -28,9 +28,11 @@ import torch
 
 from hsi._memory import Trimmer
 from hsi._pages import row_strips
+from hsi.errors import OptionError
 from hsi.infer.stem import shared_stem
 
-__all__ = ["TTA_TRANSFORMS", "TilePredictor", "enumerate_runs", "maps_from_scores", "window_batch"]
+__all__ = ["AUTOCAST_DTYPES", "TTA_TRANSFORMS", "TilePredictor", "autocast_dtype", "enumerate_runs", "maps_from_scores",
+           "window_batch"]
 
 
 #: test-time augmentations: (name, forward, inverse) on the two last (spatial) axes
@@ -173,10 +175,14 @@ class TilePredictor:
         Average over :data:`TTA_TRANSFORMS`.
     num_classes : int, optional
         ``K`` (default: the network's ``num_classes``); the width of all-zero no-data rows.
+    precision : {"32-true", "bf16-mixed", "16-mixed"}
+        Precision of the forward passes: float32, or autocast to bfloat16 / float16 on the device
+        (:data:`AUTOCAST_DTYPES`); the scores are float32 again before the softmax either way.
     """
 
     def __init__(self, net: torch.nn.Module, *, dense: bool, halo: int, patch_size: int, device: torch.device,
-                 batch_size: int = 512, tta: bool = False, num_classes: int | None = None) -> None:
+                 batch_size: int = 512, tta: bool = False, num_classes: int | None = None,
+                 precision: str = "32-true") -> None:
         from hsi.infer.arrays import label_dtype
         from hsi.models import channels_last_weights
 
@@ -185,6 +191,7 @@ class TilePredictor:
         self.halo = int(halo)
         self.patch_size = int(patch_size)
         self.device = torch.device(device)
+        self.autocast_dtype = autocast_dtype(precision, self.device)
         self.batch_size = window_batch(net, self.device, batch_size)
         self.transforms = TTA_TRANSFORMS if tta else TTA_TRANSFORMS[:1]
         self.num_classes = int(num_classes) if num_classes is not None else int(getattr(net, "num_classes"))
@@ -217,17 +224,24 @@ class TilePredictor:
     def _scores(self, x: torch.Tensor, run: Any, spatial: bool, logits_ok: bool) -> tuple[torch.Tensor, bool]:
         """Class scores along dim 1 (TTA averaged) and whether they are logits (one pass, ``logits_ok``)."""
         if len(self.transforms) == 1:
-            out = run(x)
+            out = self._forward(run, x)
             if self.returns_probabilities:
                 return out, False
             return (out, True) if logits_ok else (torch.softmax(out, dim=1), False)
         total = None
         for _, fwd, inv in self.transforms:  # a window's class is its centre's: no inverse for windows
-            probs = run(fwd(x))
+            probs = self._forward(run, fwd(x))
             probs = probs if self.returns_probabilities else torch.softmax(probs, dim=1)
             probs = inv(probs) if spatial else probs
             total = probs if total is None else total + probs
         return total / len(self.transforms), False
+
+    def _forward(self, run: Any, x: torch.Tensor) -> torch.Tensor:
+        """``run(x)`` at the predictor's precision, as float32."""
+        if self.autocast_dtype is None:
+            return run(x)
+        with torch.autocast(self.device.type, dtype=self.autocast_dtype):
+            return run(x).float()
 
     @torch.no_grad()
     def __call__(self, block: np.ndarray | torch.Tensor, nodata: np.ndarray | None = None) -> np.ndarray:
@@ -417,6 +431,27 @@ class TilePredictor:
             labels[idx], confidence[idx] = _host(lab), _host(conf)
             self.trim()
         return labels.reshape(th, tw), confidence.reshape(th, tw)
+
+
+#: the autocast dtype of each mixed precision (Lightning's names); "32-true" runs in float32
+AUTOCAST_DTYPES = {"bf16-mixed": torch.bfloat16, "16-mixed": torch.float16}
+
+
+def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
+    """The autocast dtype of ``precision`` on ``device`` (None: float32).
+
+    Raises
+    ------
+    OptionError
+        An unknown precision, or 16-mixed on the CPU (float16 autocast needs a GPU; bf16-mixed runs there).
+    """
+    if precision == "32-true":
+        return None
+    if precision not in AUTOCAST_DTYPES:
+        raise OptionError("precision", precision, "one of 32-true, " + ", ".join(AUTOCAST_DTYPES))
+    if precision == "16-mixed" and torch.device(device).type == "cpu":
+        raise OptionError("precision", precision, "32-true or bf16-mixed on the CPU (float16 autocast needs a GPU)")
+    return AUTOCAST_DTYPES[precision]
 
 
 def _window_map(net: torch.nn.Module) -> Any:

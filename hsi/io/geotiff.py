@@ -12,6 +12,7 @@ windows are read from it on demand, so a GeoTIFF larger than memory is never loa
 
 from __future__ import annotations
 
+import json
 import re
 import struct
 import warnings
@@ -25,12 +26,14 @@ from hsi.errors import CubeFormatError, DataQualityWarning, GeoRefError
 from hsi.io.georef import IGNORE_HINT, GeoRef, check_policy, check_usable, quiet_gdal
 from hsi.io.source import RawSource
 
-__all__ = ["FORMAT_TAG", "GeoTiffBands", "category_names", "declares_classes", "geotiff_info", "open_geotiff",
-           "read_geotiff_georef", "read_label_band"]
+__all__ = ["CLASS_NAMES_TAG", "FORMAT_TAG", "GeoTiffBands", "attribute_table_names", "category_names",
+           "class_names_tag", "declares_classes", "geotiff_info", "open_geotiff", "read_geotiff_georef", "read_label_band"]
 
 #: dataset tag naming what hsi wrote the file as: ``"hsi-labels"`` (a class map: read as labels), ``"hsi-map"``,
 #: ``"hsi-cube"`` (a cube ``hsi convert`` wrote: it replaces only files carrying it)
 FORMAT_TAG = "HSI_FORMAT"
+#: band tag holding the class names (JSON list, the first for id 0) inside the ``labels.tif`` of ``hsi infer``
+CLASS_NAMES_TAG = "class_names"
 
 _IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0)
 #: the first 4 bytes of classic and BigTIFF files, little- and big-endian
@@ -489,8 +492,8 @@ def declares_classes(dataset: Any) -> bool:
         return False
 
 
-def category_names(path: Path) -> list[str] | None:
-    """Band 1's ``CategoryNames`` in the PAM sidecar ``<path>.aux.xml`` (value 0's first), or None."""
+def _pam_band(path: Path) -> Any:
+    """Band 1's ``PAMRasterBand`` element in the PAM sidecar ``<path>.aux.xml``, or None (no sidecar, no band 1)."""
     sidecar = Path(f"{path}.aux.xml")
     if not sidecar.is_file():
         return None
@@ -498,8 +501,79 @@ def category_names(path: Path) -> list[str] | None:
         root = ET.parse(sidecar).getroot()
     except (ET.ParseError, OSError) as err:
         raise CubeFormatError(f"{sidecar}: not a readable GDAL PAM sidecar ({err})") from err
-    for band in root.iter("PAMRasterBand"):
-        cats = band.find("CategoryNames")
-        if band.get("band", "1") == "1" and cats is not None:
-            return [c.text or "" for c in cats.findall("Category")]
-    return None
+    return next((band for band in root.iter("PAMRasterBand") if band.get("band", "1") == "1"), None)
+
+
+def category_names(path: Path) -> list[str] | None:
+    """Band 1's ``CategoryNames`` in the PAM sidecar ``<path>.aux.xml`` (value 0's first), or None."""
+    band = _pam_band(path)
+    cats = None if band is None else band.find("CategoryNames")
+    return None if cats is None else [c.text or "" for c in cats.findall("Category")]
+
+
+def class_names_tag(path: Path) -> list[str] | None:
+    """The names in band 1's :data:`CLASS_NAMES_TAG` tag (a JSON list, value 0's first), or None (no tag)."""
+    with _open(path) as src:
+        text = src.tags(1).get(CLASS_NAMES_TAG)
+    if text is None:
+        return None
+    try:
+        names = json.loads(text)
+    except ValueError as err:
+        raise CubeFormatError(f"{path}: band tag {CLASS_NAMES_TAG!r} is not JSON ({err})") from err
+    if not isinstance(names, list):
+        raise CubeFormatError(f"{path}: band tag {CLASS_NAMES_TAG!r} holds {type(names).__name__}, expected a list "
+                              f"of names")
+    return [str(n) for n in names]
+
+
+#: GDAL raster attribute table field usages (GDALRATFieldUsage): the class name, the pixel value
+#: (min-max), the lower bound of a value range; field type 2 is a string
+_RAT_NAME, _RAT_MINMAX, _RAT_MIN, _RAT_STRING = 2, 5, 3, 2
+
+
+def _rat_columns(table: Any) -> tuple[int | None, int | None]:
+    """``(value column or None, name column or None)`` of a ``GDALRasterAttributeTable`` element.
+
+    The name column is the one of usage "name", else the first string column (QGIS's
+    "Class"); the value column the one of usage "min-max", else "min".
+    """
+    fields = [(int(d.findtext("Usage", "0")), int(d.findtext("Type", "0"))) for d in table.findall("FieldDefn")]
+    usages = [usage for usage, _ in fields]
+    name = next((i for i, u in enumerate(usages) if u == _RAT_NAME),
+                next((i for i, (_, kind) in enumerate(fields) if kind == _RAT_STRING), None))
+    value = next((i for u in (_RAT_MINMAX, _RAT_MIN) for i, found in enumerate(usages) if found == u), None)
+    return value, name
+
+
+def attribute_table_names(path: Path) -> list[str] | None:
+    """Names by value from band 1's raster attribute table (RAT) in ``<path>.aux.xml`` (value 0's first,
+    ``""`` for a value without a row), or None (no table, no name column).
+
+    A row's value is its value column's, else ``Row0Min + index * BinSize`` (a linear table),
+    else its index. What QGIS's "Create Raster Attribute Table" and ``hsi infer`` write.
+    """
+    band = _pam_band(path)
+    table = None if band is None else band.find("GDALRasterAttributeTable")
+    if table is None:
+        return None
+    try:
+        value_col, name_col = _rat_columns(table)
+    except ValueError as err:
+        raise CubeFormatError(f"{path}.aux.xml: an attribute table field whose usage or type is not a number "
+                              f"({err})") from err
+    if name_col is None:
+        return None
+    start, step = float(table.get("Row0Min", "0")), float(table.get("BinSize", "1"))
+    named: dict[int, str] = {}
+    for index, row in enumerate(table.findall("Row")):
+        cells = [f.text or "" for f in row.findall("F")]
+        where = f"{path}.aux.xml attribute table row {index}"
+        try:
+            value = float(cells[value_col]) if value_col is not None else start + int(row.get("index", index)) * step
+            name = cells[name_col].strip()
+        except (IndexError, ValueError) as err:
+            raise CubeFormatError(f"{where}: no class value and name in {cells} ({err})") from err
+        if value >= 0 and value == int(value) and name:
+            named[int(value)] = name
+    return [named.get(v, "") for v in range(max(named) + 1)] if named else None

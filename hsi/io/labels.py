@@ -110,7 +110,9 @@ def read_labels(path: str | Path, key: str | None = None, *, max_classes: int | 
     (integer arrays first when there are several; (H, W, 1) arrays count as 2-D); MATLAB
     v7.3 maps come out in MATLAB's orientation (PaviaU: 610 x 340). ENVI and ERDAS
     single-band images are read whole, as is a single-band GeoTIFF (its nodata pixels become
-    0, unlabeled). No georeference is read here: see :func:`read_label_georef`.
+    0, unlabeled). No georeference is read here: see :func:`read_label_georef`; nor class
+    names: see :func:`hsi.io.readers.class_names_of` (a names file beside the map, an HDF5
+    dataset's ``class_names``, a GeoTIFF's category names, attribute table or tag).
 
     Parameters
     ----------

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 import shutil
 import signal
 import threading
@@ -26,7 +27,7 @@ from typing import Any
 
 import lightning as L
 import torch
-from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint
+from lightning.pytorch.callbacks import Callback, EarlyStopping, ModelCheckpoint
 from lightning.pytorch.loggers import CSVLogger, Logger
 
 from hsi.data import HSIDataModule
@@ -41,7 +42,7 @@ from hsi.training.results import evaluate
 from hsi.training.resume import EpochSeed, RunRecord
 from hsi.training.task import HSIClassifier
 
-__all__ = ["DeepBackend", "apply_recommended_patch_size", "apply_recommended_pca", "apply_recommended_scaling", "check_devices", "make_trainer"]
+__all__ = ["CompileNetwork", "DeepBackend", "apply_recommended_patch_size", "apply_recommended_pca", "apply_recommended_scaling", "check_devices", "make_trainer"]
 
 log = logging.getLogger("hsi.training")
 
@@ -121,7 +122,7 @@ def _say(line: str, notes: list[str] | None) -> None:
 
 
 def check_devices(run: Any) -> None:
-    """Build a bare trainer so a bad accelerator, device list or strategy fails before any work."""
+    """Build a bare trainer so a bad accelerator, device list, strategy, precision or compile fails before any work."""
     from lightning.fabric.utilities.exceptions import MisconfigurationException
 
     loggers = [logging.getLogger(n) for n in ("lightning.pytorch.utilities.rank_zero", "lightning.fabric.utilities.rank_zero")]
@@ -129,9 +130,11 @@ def check_devices(run: Any) -> None:
     try:
         for lg in loggers:  # this trainer is a check only: no "GPU available" lines from it
             lg.setLevel(logging.WARNING)
-        L.Trainer(accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy, logger=False,
-                  num_nodes=run.num_nodes,
-                  enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
+        with warnings.catch_warnings():  # nor its fallback from 16-mixed on the CPU: check_precision refuses that
+            warnings.filterwarnings("ignore", message=".*precision=.*")
+            trainer = L.Trainer(accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy,
+                                logger=False, num_nodes=run.num_nodes, precision=run.precision,
+                                enable_checkpointing=False, enable_progress_bar=False, enable_model_summary=False)
     except (MisconfigurationException, ValueError, RuntimeError, ImportError) as err:  # tpu without torch_xla
         option = "accelerator"
         text = str(err)
@@ -139,22 +142,101 @@ def check_devices(run: Any) -> None:
             option = "strategy"
         elif "device" in text.lower() and "accelerator" not in text.lower():
             option = "devices"
-        value = {"accelerator": run.accelerator, "devices": run.devices, "strategy": run.strategy}[option]
+        elif "precision" in text.lower():
+            option = "precision"
+        value = {"accelerator": run.accelerator, "devices": run.devices, "strategy": run.strategy,
+                 "precision": run.precision}[option]
         raise OptionError(option, value, " ".join(text.split())) from err
     finally:
         for lg, level in zip(loggers, levels):
             lg.setLevel(level)
+    check_precision(run.precision, trainer)
+    if run.compile:
+        check_compile(trainer)
+
+
+def check_precision(precision: str, trainer: L.Trainer) -> None:
+    """Refuse a precision the trainer's accelerator would run otherwise: Lightning turns 16-mixed on the CPU into
+    bf16-mixed with a warning, which a run's records would then misstate."""
+    if str(trainer.precision) != precision:
+        device = type(trainer.accelerator).__name__.replace("Accelerator", "") or "this accelerator"
+        raise OptionError("precision", precision, f"32-true or bf16-mixed on the {device} (float16 autocast needs a "
+                          f"GPU; Lightning would run {trainer.precision} instead)")
+
+
+def check_compile(trainer: L.Trainer) -> None:
+    """Refuse ``compile`` where torch.compile cannot run: a Python or platform without TorchDynamo, or a CPU run
+    without the C++ compiler its generated kernels need (which would otherwise fail at the first step)."""
+    import torch._dynamo
+
+    if not torch._dynamo.is_dynamo_supported():
+        raise OptionError("compile", True, "not possible on this Python or platform (torch.compile does not run "
+                          "here); train without compile")
+    if type(trainer.accelerator).__name__ == "CPUAccelerator":
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        try:
+            get_cpp_compiler()
+        except Exception as err:  # torch's InvalidCxxCompiler, or a broken CXX
+            raise OptionError("compile", True, "needs a C++ compiler for torch.compile on the CPU (install g++ or set "
+                              f"CXX, or train without compile): {' '.join(str(err).split())[:200]}") from err
 
 
 def make_loggers(kind: str, out: Path) -> list[Logger]:
-    """CSV logs in ``out/logs`` (``curves.png`` is drawn from them); ``"tensorboard"`` adds event files in
-    ``out/logs/tensorboard``."""
+    """CSV logs in ``out/logs`` (``curves.png`` is drawn from them) and, beside them, the logger ``kind`` asks for:
+    TensorBoard event files in ``logs/tensorboard``, an offline Weights & Biases run in ``logs/wandb`` (``wandb sync``
+    uploads it), an MLflow file store in ``logs/mlruns``. Nothing leaves the machine during a run."""
+    logs = out / "logs"
     loggers: list[Logger] = [CSVLogger(save_dir=out, name="logs")]
     if kind == "tensorboard":
         from lightning.pytorch.loggers import TensorBoardLogger
 
-        loggers.append(TensorBoardLogger(save_dir=out / "logs", name="tensorboard", default_hp_metric=False))
+        loggers.append(TensorBoardLogger(save_dir=logs, name="tensorboard", default_hp_metric=False))
+    elif kind == "wandb":
+        import wandb
+        from lightning.pytorch.loggers import WandbLogger
+
+        logs.mkdir(parents=True, exist_ok=True)  # wandb writes into save_dir/wandb, which must exist
+        loggers.append(WandbLogger(save_dir=str(logs), offline=True, project="hsi", name=Path(out).name,
+                                   settings=wandb.Settings(silent=True)))
+    elif kind == "mlflow":
+        from lightning.pytorch.loggers import MLFlowLogger
+
+        # MLflow 3.x refuses a file store unless allowed: the run folder's own store needs no server or database
+        os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+        loggers.append(MLFlowLogger(experiment_name="hsi", run_name=Path(out).name,
+                                    tracking_uri=(logs / "mlruns").resolve().as_uri()))
     return loggers
+
+
+def close_loggers(trainer: L.Trainer, out: Path) -> None:
+    """End an offline wandb run (Lightning leaves it open until the process exits), so its records are complete
+    before the run folder is committed, and drop wandb's links (``latest-run``, the debug logs, one of them into
+    ``~/.cache``): a run folder holds plain files, each recorded with its checksum. Rank 0 only (the others log
+    nothing)."""
+    if not trainer.is_global_zero:
+        return
+    for logger in trainer.loggers:
+        if type(logger).__name__ == "WandbLogger" and getattr(logger, "_experiment", None) is not None:
+            logger.experiment.finish()
+    folder = Path(out) / "logs" / "wandb"
+    for link in [p for p in folder.rglob("*") if p.is_symlink()] if folder.is_dir() else []:
+        link.unlink()
+
+
+class CompileNetwork(Callback):
+    """Compile the task's network with torch.compile when training starts (``RunOptions.compile``).
+
+    ``nn.Module.compile`` compiles the module's call in place: the pretraining of the pixel path and the
+    self-supervised start (which run before) stay eager, and the state dict keeps its keys (no ``_orig_mod.``), so
+    checkpoints load into an uncompiled network.
+    """
+
+    def on_train_start(self, trainer: L.Trainer, pl_module: L.LightningModule) -> None:
+        """Compile ``pl_module.net`` (once)."""
+        net = getattr(pl_module, "net", None)
+        if net is not None and getattr(net, "_compiled_call_impl", None) is None:
+            net.compile()
 
 
 class RunEarlyStopping(EarlyStopping):
@@ -182,10 +264,10 @@ def make_trainer(run: Any, out: Path, given: Any = ()) -> tuple[L.Trainer, Model
     bar, progress_callbacks = progress_setup(run.progress)  # piped: one line per epoch, no bar
     trainer = L.Trainer(
         max_epochs=run.epochs, accelerator=run.accelerator, devices=run.lightning_devices, strategy=run.strategy,
-        num_nodes=run.num_nodes,
+        num_nodes=run.num_nodes, precision=run.precision, accumulate_grad_batches=run.accumulate_grad_batches,
         deterministic=True, logger=make_loggers(run.logger, out), enable_progress_bar=bar,
         enable_model_summary=False, log_every_n_steps=10, num_sanity_val_steps=0,
-        callbacks=[RunRecord(run, given), EpochSeed(run.seed), best, last,
+        callbacks=[RunRecord(run, given), EpochSeed(run.seed), best, last, *([CompileNetwork()] if run.compile else []),
                    # not strict: with no validation pixel (val_budget="none") there is no val_oa and no early stop
                    RunEarlyStopping(monitor="val_oa", mode="max", patience=run.patience, strict=False),
                    *progress_callbacks],
@@ -287,11 +369,12 @@ class DeepBackend:
         self.announce()
         trainer, best, last = make_trainer(run, out, settings.given_run)
         fit_seconds = _fit(trainer, self.task, datamodule, run.resume, out / "last.ckpt")
+        close_loggers(trainer, out)
         leave_process_group()  # evaluation below runs in rank 0 alone
         if not trainer.is_global_zero:
             return None
         best_path = reported_checkpoint(best, last, out, run.resume)
-        refit = refit_checkpoint(best_path, datamodule, run.accelerator).to_dict() if run.refit else None
+        refit = refit_checkpoint(best_path, datamodule, run.accelerator, run.progress).to_dict() if run.refit else None
         evaluation = evaluate(best_path, datamodule, run.accelerator)
         evaluation.checkpoint = str(final_path(best_path))  # where it will be once the run is committed
         facts = {

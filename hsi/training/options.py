@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal
 
 from hsi import _checks
-from hsi._checks import integer, logger_available, parse_devices, tensorboard_available
+from hsi._checks import boolean, integer, logger_available, parse_devices, tensorboard_available
 from hsi._roles import check_declared
 
 __all__ = ["PER_INVOCATION", "RunOptions", "parse_devices", "tensorboard_available"]
@@ -52,6 +52,16 @@ class RunOptions:
     num_nodes : int
         Machines of a multi-node run (Lightning's num_nodes; launch one process per device on every node with
         torchrun or srun, devices counting those of one node).
+    precision : Literal["32-true", "bf16-mixed", "16-mixed"]
+        Lightning precision of the fit: 32-true (float32), bf16-mixed (bfloat16 autocast: about half the activation
+        memory and more throughput on current GPUs; also on the CPU) or 16-mixed (float16 autocast with loss scaling;
+        GPU only). Refit and test predictions run in float32 either way.
+    compile : bool
+        Compile the network with torch.compile for the fit (the first steps are slower while it compiles; checkpoints
+        hold the uncompiled weights, so they load anywhere). Needs a C++ compiler on the CPU.
+    accumulate_grad_batches : int
+        Batches whose gradients are summed before each optimizer step (Lightning's accumulate_grad_batches): the
+        step sees batch_size x this many patches at the memory of one batch.
     out : str | None
         Output folder. None: a new folder runs/<scene>-<model>-seed<seed>-<time> for every run.
     overwrite : bool
@@ -60,10 +70,13 @@ class RunOptions:
         Checkpoint to continue training from (e.g. <out>/last.ckpt): the run continues with the data, model and
         run settings it recorded (epochs, patience, ...); options given again override those that may change.
     progress : bool
-        Show progress: the bar on a terminal, one line per epoch on stderr when piped.
-    logger : Literal["csv", "tensorboard"]
-        Training logs in <out>/logs: csv (metrics.csv), or tensorboard (TensorBoard event files in
-        logs/tensorboard, beside the CSV logs that curves.png is drawn from; needs the tensorboard extra).
+        Show progress on stderr (rank 0 only) for the pretraining, the epochs and the refit: bars on a terminal; when
+        piped, a line per tenth of a phase, one per epoch and one every 20 s within a long epoch.
+    logger : Literal["csv", "tensorboard", "wandb", "mlflow"]
+        Training logs in <out>/logs: csv (metrics.csv), tensorboard (TensorBoard event files in logs/tensorboard),
+        wandb (an offline Weights & Biases run in logs/wandb; wandb sync uploads it) or mlflow (an MLflow file store
+        in logs/mlruns; mlflow ui --backend-store-uri reads it); the last three beside the CSV logs that curves.png
+        is drawn from, each needing its extra (pip install "hsi-lightning[wandb]").
     """
 
     # each field's range check is the rule annotated beside its type (hsi._checks; the command line applies the
@@ -77,11 +90,14 @@ class RunOptions:
     devices: Annotated[str, _checks.lightning_devices] = "auto"  # (the name of a property below)
     strategy: str = "auto"
     num_nodes: Annotated[int, integer(1)] = 1
+    precision: Literal["32-true", "bf16-mixed", "16-mixed"] = "32-true"
+    compile: Annotated[bool, boolean] = False
+    accumulate_grad_batches: Annotated[int, integer(1)] = 1
     out: str | None = None
     overwrite: bool = False
     resume: str | None = None
     progress: bool = True
-    logger: Annotated[Literal["csv", "tensorboard"], logger_available] = "csv"
+    logger: Annotated[Literal["csv", "tensorboard", "wandb", "mlflow"], logger_available] = "csv"
 
     def __post_init__(self) -> None:
         check_declared(RunOptions, asdict(self))

@@ -30,6 +30,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from hsi._progress import finish, phase_bar
 from hsi.data.build import IGNORE_INDEX
 from hsi.models.base import PixelPath
 
@@ -85,13 +86,14 @@ def _forward(params: list[torch.Tensor], x: torch.Tensor) -> torch.Tensor:
 
 def fit_pixel_network(spectra: torch.Tensor, labels: torch.Tensor, widths: list[int], num_classes: int,
                       weight_decay: float, class_weights: torch.Tensor | None = None, label_smoothing: float = 0.0,
-                      seed: int = 0, max_iter: int = PRETRAIN_MAX_ITER) -> list[torch.Tensor]:
+                      seed: int = 0, max_iter: int = PRETRAIN_MAX_ITER, progress: bool = False) -> list[torch.Tensor]:
     """A per-pixel network with ReLU layers of ``widths`` and a linear output, fitted by full-batch L-BFGS.
 
     The objective is the training loss (cross-entropy with the class weights and label
     smoothing, unlabeled samples ignored) plus ``weight_decay`` times the squared norm of
     every weight and bias, over all ``spectra`` ``(N, C)`` at once. Returns the
-    ``[weight, bias, ...]`` of each layer, detached; the start is drawn from ``seed``.
+    ``[weight, bias, ...]`` of each layer, detached; the start is drawn from ``seed``. ``progress``
+    counts the loss evaluations on stderr (a bar, or a line per tenth of L-BFGS's limit when piped).
     """
     generator = torch.Generator().manual_seed(int(seed))
     dims = [spectra.shape[1], *widths, num_classes]
@@ -100,8 +102,10 @@ def fit_pixel_network(spectra: torch.Tensor, labels: torch.Tensor, widths: list[
         params += _init_linear(fan_in, fan_out, generator, spectra.device)
     optimizer = torch.optim.LBFGS(params, lr=1.0, max_iter=int(max_iter), history_size=50,
                                   line_search_fn="strong_wolfe")
+    bar = phase_bar(optimizer.param_groups[0]["max_eval"], "per-pixel pretraining", "eval", progress)
 
     def closure() -> torch.Tensor:
+        bar.update(1)
         optimizer.zero_grad()
         loss = F.cross_entropy(_forward(params, spectra), labels, weight=class_weights, ignore_index=IGNORE_INDEX,
                                label_smoothing=label_smoothing)
@@ -110,6 +114,7 @@ def fit_pixel_network(spectra: torch.Tensor, labels: torch.Tensor, widths: list[
         return loss
 
     optimizer.step(closure)
+    finish(bar)  # L-BFGS stops once converged, mostly before its limit
     return [p.detach() for p in params]
 
 
@@ -142,12 +147,12 @@ def write_pixel_path(path: PixelPath, params: list[torch.Tensor], spectra: torch
 
 def pretrain_pixel_path(net: nn.Module, spectra: np.ndarray, labels: np.ndarray, weight_decay: float,
                         class_weights: torch.Tensor | None = None, label_smoothing: float = 0.0,
-                        seed: int = 0) -> PretrainReport:
+                        seed: int = 0, progress: bool = False) -> PretrainReport:
     """Start ``net``'s pixel path from a per-pixel network fitted to ``spectra`` ``(N, C)`` and ``labels`` ``(N,)``.
 
     The fit runs on the device of ``net``'s weights. Networks without a pixel path
     (``net.pixel_path()`` missing or None) are left as they are, and so is every network
-    when there are no training pixels.
+    when there are no training pixels. ``progress`` shows the fit's progress on stderr.
     """
     finder = getattr(net, "pixel_path", None)
     path = finder() if callable(finder) else None
@@ -162,7 +167,8 @@ def pretrain_pixel_path(net: nn.Module, spectra: np.ndarray, labels: np.ndarray,
     weights = None if class_weights is None else class_weights.to(device)
     widths = [conv.out_channels for conv, _ in path.layers]
     with torch.enable_grad():
-        params = fit_pixel_network(x, y, widths, path.head.out_channels, weight_decay, weights, label_smoothing, seed)
+        params = fit_pixel_network(x, y, widths, path.head.out_channels, weight_decay, weights, label_smoothing, seed,
+                                   progress=progress)
     write_pixel_path(path, params, x)
     labeled = y != IGNORE_INDEX
     with torch.no_grad():

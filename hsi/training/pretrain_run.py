@@ -77,6 +77,6 @@ def run_pretraining(data: dict[str, Any], model: dict[str, Any], out: str | Path
                                             datamodule.patch_size, **options))
     ssl = {**training_defaults(), **model}  # the options not given: HSIClassifier's defaults, defined there only
     report = start_encoder(net, datamodule, None, int(ssl["ssl_steps"]), bool(ssl["ssl_exclude_test"]), seed=seed,
-                           model=name)
+                           model=name, progress=True)  # one process: the steps counted once past a few seconds
     save_encoder(target, encoder_record(net, name, options, datamodule, report))
     return {**report.to_dict(), "out": str(target), "model": name}

@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from hsi._progress import finish, phase_bar
 from hsi.data.build import IGNORE_INDEX
 
 __all__ = ["REFIT_MAX_ITER", "RefitReport", "classifier_layer", "keep_refit", "refit_checkpoint", "refit_device",
@@ -138,20 +139,22 @@ def _weights(layer: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
 
 def refit_layer(weight: torch.Tensor, bias: torch.Tensor | None, features: torch.Tensor, labels: torch.Tensor,
                 weight_decay: float, class_weights: torch.Tensor | None = None, label_smoothing: float = 0.0,
-                max_iter: int = REFIT_MAX_ITER) -> tuple[torch.Tensor, torch.Tensor | None]:
+                max_iter: int = REFIT_MAX_ITER, progress: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
     """The weights minimising the training loss plus ``weight_decay * |W|^2``, by full-batch L-BFGS from ``weight``.
 
     The loss is the one the network was trained with (cross-entropy with its class weights
     and label smoothing, unlabeled samples ignored), on every sample at once: a convex
-    problem in ``(W, b)``, solved from the trained weights.
+    problem in ``(W, b)``, solved from the trained weights. ``progress`` counts the loss evaluations on stderr.
     """
     w = weight.clone().requires_grad_(True)
     b = None if bias is None else bias.clone().requires_grad_(True)
     params = [w] if b is None else [w, b]
     optimizer = torch.optim.LBFGS(params, lr=1.0, max_iter=int(max_iter), history_size=20,
                                   line_search_fn="strong_wolfe", tolerance_grad=1e-9, tolerance_change=1e-12)
+    bar = phase_bar(optimizer.param_groups[0]["max_eval"], "refit", "eval", progress)
 
     def closure() -> torch.Tensor:
+        bar.update(1)
         optimizer.zero_grad()
         logits = features @ w.T + (0 if b is None else b)
         loss = F.cross_entropy(logits, labels, weight=class_weights, ignore_index=IGNORE_INDEX,
@@ -160,6 +163,7 @@ def refit_layer(weight: torch.Tensor, bias: torch.Tensor | None, features: torch
         return loss
 
     optimizer.step(closure)
+    finish(bar)  # L-BFGS stops once converged, mostly before its limit
     return w.detach(), None if b is None else b.detach()
 
 
@@ -187,7 +191,7 @@ def refit_device(accelerator: str) -> torch.device:
     return torch.device("cuda" if wants_gpu and torch.cuda.is_available() else "cpu")
 
 
-def refit_checkpoint(path: str, datamodule: Any, accelerator: str = "cpu") -> RefitReport:
+def refit_checkpoint(path: str, datamodule: Any, accelerator: str = "cpu", progress: bool = False) -> RefitReport:
     """Refit the classifier layer of the checkpoint at ``path`` on ``datamodule``'s training pixels, in the file.
 
     The training patches are read in their stored order without augmentation
@@ -195,7 +199,7 @@ def refit_checkpoint(path: str, datamodule: Any, accelerator: str = "cpu") -> Re
     :func:`keep_refit` keeps it (the file replaced atomically), else the file is left as it is.
     The validation OA with either layer is reported. Networks whose
     output is not a final ``Linear`` or 1x1 ``Conv2d`` layer are left as they are. The work
-    runs on :func:`refit_device` of the run's ``accelerator``.
+    runs on :func:`refit_device` of the run's ``accelerator``; ``progress`` shows the fit's progress on stderr.
     """
     from hsi.training.task import HSIClassifier
 
@@ -215,7 +219,8 @@ def refit_checkpoint(path: str, datamodule: Any, accelerator: str = "cpu") -> Re
         return RefitReport(False, "the network's output is not its last layer's")
     weight, bias = _weights(layer)
     new_weight, new_bias = refit_layer(weight, bias, *train, float(task.hparams.weight_decay),
-                                       getattr(task, "class_weights", None), float(task.hparams.label_smoothing))
+                                       getattr(task, "class_weights", None), float(task.hparams.label_smoothing),
+                                       progress=progress)
     report = _judged(weight, bias, new_weight, new_bias, val, int(len(train[1])))
     if report.applied:
         _write_layer(path, task, layer, new_weight, new_bias)

@@ -29,6 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from hsi._progress import phase_bar
 from hsi.errors import NonFiniteLossError
 
 log = logging.getLogger("hsi.training")
@@ -115,7 +116,8 @@ def _objective(encoder: Any, decoder: nn.Module, windows: torch.Tensor, generato
 
 
 def pretrain_encoder(net: nn.Module, cubes: list[np.ndarray], centres: np.ndarray, pad: int, patch_size: int,
-                     steps: int, seed: int = 0, lr: float = 1e-3, weight_decay: float = 1e-4) -> SelfSupervisedReport:
+                     steps: int, seed: int = 0, lr: float = 1e-3, weight_decay: float = 1e-4,
+                     progress: bool = False) -> SelfSupervisedReport:
     """Train ``net``'s encoder by masked centre modelling on the windows of ``centres`` for ``steps`` steps.
 
     Parameters
@@ -130,6 +132,8 @@ def pretrain_encoder(net: nn.Module, cubes: list[np.ndarray], centres: np.ndarra
         The cubes' padding and the window side the network reads.
     steps : int
         Optimisation steps (AdamW, ``BATCH_SIZE`` windows each, drawn from ``seed``).
+    progress : bool
+        Count the steps on stderr (a bar, or a line per tenth of them when piped).
     """
     finder = getattr(net, "encoder", None)
     encoder = finder() if callable(finder) else None
@@ -147,7 +151,8 @@ def pretrain_encoder(net: nn.Module, cubes: list[np.ndarray], centres: np.ndarra
         decoder = nn.Linear(encoder.channels, tensors[0].shape[-1]).to(device)
     params = [p for m in encoder.modules.values() for p in m.parameters()] + list(decoder.parameters())
     optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay)
-    losses = _optimise(net, encoder, decoder, optimizer, tensors, points, pad, patch_size, steps, generator)
+    with phase_bar(int(steps), "self-supervised pretraining", "step", progress) as bar:
+        losses = _optimise(net, encoder, decoder, optimizer, tensors, points, pad, patch_size, steps, generator, bar)
     tenth = max(1, steps // 10)
     return SelfSupervisedReport(True, "pretrained", METHOD, len(centres), False, steps, float(np.mean(losses[:tenth])),
                                 float(np.mean(losses[-tenth:])), time.perf_counter() - started)
@@ -155,8 +160,8 @@ def pretrain_encoder(net: nn.Module, cubes: list[np.ndarray], centres: np.ndarra
 
 def _optimise(net: nn.Module, encoder: Any, decoder: nn.Module, optimizer: torch.optim.Optimizer,
               cubes: list[torch.Tensor], points: torch.Tensor, pad: int, patch_size: int, steps: int,
-              generator: torch.Generator) -> list[float]:
-    """The optimisation loop of :func:`pretrain_encoder`; the loss of every step."""
+              generator: torch.Generator, bar: Any = None) -> list[float]:
+    """The optimisation loop of :func:`pretrain_encoder`; the loss of every step (each counted on ``bar``)."""
     was_training = net.training
     net.train()
     losses: list[float] = []
@@ -173,18 +178,20 @@ def _optimise(net: nn.Module, encoder: Any, decoder: nn.Module, optimizer: torch
                 loss.backward()
                 optimizer.step()
                 losses.append(float(loss.detach()))
+                if bar is not None:
+                    bar.update(1)
     finally:
         net.train(was_training)
     return losses
 
 
 def start_encoder(net: nn.Module, datamodule: Any, init: str | None, steps: int, exclude_test: bool,
-                  seed: int = 0, model: str | None = None) -> SelfSupervisedReport:
+                  seed: int = 0, model: str | None = None, progress: bool = False) -> SelfSupervisedReport:
     """Start ``net``'s encoder from the encoder file ``init``, else pretrain it on ``datamodule``'s pixels.
 
     ``model`` is the run's registry name (checked against the file's). ``datamodule`` needs
     ``scene_names``, ``scene_shapes``, ``scene_split``, ``scene_cube`` and ``patch_size``
-    (:class:`hsi.data.HSIDataModule` after ``setup``).
+    (:class:`hsi.data.HSIDataModule` after ``setup``). ``progress`` counts the pretraining's steps on stderr.
     """
     if init is not None:
         from hsi.training.encoder_file import apply_encoder, load_encoder
@@ -201,6 +208,6 @@ def start_encoder(net: nn.Module, datamodule: Any, init: str | None, steps: int,
     if getattr(getattr(datamodule, "trainer", None), "is_global_zero", True):
         log.warning(f"self-supervised pretraining of the encoder: {steps} steps of {BATCH_SIZE} windows drawn from "
                     f"{len(centres):,} pixels{' outside the test blocks' if exclude_test else ''} (--ssl-steps)")
-    report = pretrain_encoder(net, cubes, centres, pad, int(datamodule.patch_size), steps, seed)
+    report = pretrain_encoder(net, cubes, centres, pad, int(datamodule.patch_size), steps, seed, progress=progress)
     report.exclude_test = bool(exclude_test)
     return report

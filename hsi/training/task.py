@@ -28,6 +28,7 @@ from hsi.models import DEFAULT_MODEL, build_model, channels_last_weights, list_m
 from hsi.models.registry import check_option_values
 from hsi.models.registry import get_model_class, model_options
 from hsi.training.metrics import scores_from_confusion
+from hsi.training.progress import shows_progress
 
 
 ModelName = Literal[tuple(list_models())]  # type: ignore[valid-type]
@@ -323,7 +324,7 @@ class HSIClassifier(L.LightningModule):
             spectra, labels, _ = datamodule.pixel_spectra("train")
             self.pretrain_report = pretrain_pixel_path(self.net, spectra, labels, float(self.hparams.weight_decay),
                                                        self.class_weights, float(self.hparams.label_smoothing),
-                                                       seed=torch.initial_seed())
+                                                       seed=torch.initial_seed(), progress=shows_progress(self.trainer))
         if (self.pretrain_report.applied or self.ssl_report.applied) and self.trainer.world_size > 1:
             # every rank starts from rank 0's weights, whatever each device's summation order gave
             state = self.trainer.strategy.broadcast({k: v.cpu() for k, v in self.net.state_dict().items()}, src=0)
@@ -340,7 +341,8 @@ class HSIClassifier(L.LightningModule):
             self.ssl_report = SelfSupervisedReport(False, "ssl=False")
         else:
             self.ssl_report = start_encoder(self.net, datamodule, hp.init, int(hp.ssl_steps), bool(hp.ssl_exclude_test),
-                                            seed=torch.initial_seed(), model=hp.model)
+                                            seed=torch.initial_seed(), model=hp.model,
+                                            progress=shows_progress(self.trainer))
 
     def on_train_start(self) -> None:
         """On a resumed run, apply a changed learning rate and schedule length to the restored optimizer."""

@@ -133,7 +133,9 @@ def test_a_resumed_evaluation_equals_an_uninterrupted_one(evaluated, hsi_main, t
 
 
 @pytest.mark.parametrize("change, named", [(["--epochs", "2"], "epochs=1"), (["--no-refit"], "refit=True"),
-                                           (["--no-pretrain"], "pretrain=True")])
+                                           (["--no-pretrain"], "pretrain=True"),
+                                           (["--precision", "bf16-mixed"], "precision='32-true'"),
+                                           (["--accumulate-grad-batches", "2"], "accumulate_grad_batches=1")])
 def test_a_finished_fold_made_with_other_settings_is_refused(evaluated, hsi_main, tmp_path, change, named):
     folder = evaluated[0]
     before = (folder / "leaderboard.json").read_bytes()
@@ -148,6 +150,8 @@ def test_a_finished_fold_made_with_other_settings_is_refused(evaluated, hsi_main
     (["--split", "random"], "--split: random: block"),
     (["--folds", "1"], "--folds: 1: an integer >= 2"),
     (["--seeds", "1", "1"], "--seeds"),
+    (["--accelerator", "cpu", "--precision", "16-mixed"], "--precision: 16-mixed: 32-true or bf16-mixed on the CPU"),
+    (["--accumulate-grad-batches", "0"], "--accumulate-grad-batches: 0: an integer >= 1"),
 ])
 def test_bad_options_give_one_error_line_before_any_work(hsi_main, tmp_path, args, message):
     status, out, err = hsi_main(["evaluate", *args, "--out", str(tmp_path / "ev")], tmp_path)

@@ -42,7 +42,8 @@ def test_a_fold_recorded_before_a_recipe_default_existed_is_another_run():
     from hsi.evaluate.running import _recipe_defaults, _same_settings
 
     settings = SimpleNamespace(data={"scene": "synthetic"}, model={"model": "ssnet"},
-                               run=SimpleNamespace(epochs=20, patience=10, refit=True, seed=0))
+                               run=SimpleNamespace(epochs=20, patience=10, refit=True, seed=0, precision="32-true",
+                                                   accumulate_grad_batches=1))
     recorded = {"data": {"scene": "synthetic"}, "model": {"model": "ssnet", **_recipe_defaults("ssnet")},
                 "run": {"epochs": 20, "patience": 10, "refit": True, "seed": 0}}
     assert _same_settings(recorded, settings, _recipe_defaults("ssnet")) is None
@@ -50,3 +51,23 @@ def test_a_fold_recorded_before_a_recipe_default_existed_is_another_run():
     differs = _same_settings(older, settings, _recipe_defaults("ssnet"))
     assert differs == "pretrain=None where this evaluation asks for True"
     assert _recipe_defaults("svm") == {}
+
+
+def test_a_fold_recorded_before_precision_existed_counts_as_float32_with_one_batch_per_step():
+    from types import SimpleNamespace
+
+    from hsi.evaluate.running import _same_settings
+
+    def settings(**run):
+        base = dict(epochs=20, patience=10, refit=True, seed=0, precision="32-true", accumulate_grad_batches=1)
+        return SimpleNamespace(data={"scene": "synthetic"}, model={"model": "ssnet"},
+                               run=SimpleNamespace(**{**base, **run}))
+
+    older = {"data": {"scene": "synthetic"}, "model": {"model": "ssnet"},
+             "run": {"epochs": 20, "patience": 10, "refit": True, "seed": 0}}  # no precision, no accumulation
+    assert _same_settings(older, settings(), {}) is None
+    assert _same_settings(older, settings(precision="bf16-mixed"), {}) == (
+        "precision='32-true' where this evaluation asks for 'bf16-mixed'")
+    newer = {**older, "run": {**older["run"], "precision": "bf16-mixed", "accumulate_grad_batches": 2}}
+    assert _same_settings(newer, settings(precision="bf16-mixed"), {}) == (
+        "accumulate_grad_batches=2 where this evaluation asks for 1")

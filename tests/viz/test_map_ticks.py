@@ -35,16 +35,25 @@ def _texts(fig) -> list[str]:
 
 
 def _assert_readable(fig) -> None:
-    """Rendered tick labels of each axis do not overlap each other."""
+    """Rendered tick labels overlap neither each other, nor the other axis' labels (at the shared corner),
+    nor the title, and stay inside the figure."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
+    renderer = canvas.get_renderer()
     ax = fig.axes[0]
-    for labels in (ax.get_xticklabels(), ax.get_yticklabels()):
-        boxes = [t.get_window_extent(canvas.get_renderer()) for t in labels if t.get_text()]
-        for one, other in itertools.combinations(boxes, 2):
-            assert not one.overlaps(other), (one, other)
+    boxes = {axis: [(t.get_text(), t.get_window_extent(renderer)) for t in labels if t.get_text()]
+             for axis, labels in (("x", ax.get_xticklabels()), ("y", ax.get_yticklabels()))}
+    for labels in boxes.values():
+        for (one, a), (other, b) in itertools.combinations(labels, 2):
+            assert not a.overlaps(b), (one, other)
+    for (x_text, x_box), (y_text, y_box) in itertools.product(boxes["x"], boxes["y"]):
+        assert not x_box.overlaps(y_box), (x_text, y_text)
+    title = ax.title.get_window_extent(renderer)
+    for text, box in boxes["x"] + boxes["y"]:
+        assert not box.overlaps(title), text
+        assert box.x0 >= 0 and box.y0 >= 0 and box.x1 <= fig.bbox.width and box.y1 <= fig.bbox.height, text
 
 
 def test_samson_sized_map_has_easting_northing_ticks_at_map_coordinates():
@@ -93,6 +102,18 @@ def test_tick_labels_do_not_overlap_on_wide_tall_or_tiny_maps(shape):
     fig = plot_class_map(np.ones(shape, int), ["a", "b"], PALETTE, georef=_utm())
     ax = fig.axes[0]
     assert 1 <= len(ax.get_xticks()) <= 7 and 1 <= len(ax.get_yticks()) <= 7
+    _assert_readable(fig)
+
+
+@pytest.mark.parametrize(("transform", "shape"), [
+    ((10.0, 0, 500000.0, 0, -10.0, 4000000.0), (100, 100)),  # round numbers at every corner
+    ((1.0, 0, 500000.0, 0, -1.0, 4000000.0), (610, 340)),  # Pavia-sized, a tick at the corner of both axes
+])
+def test_the_corner_tick_labels_of_the_two_axes_do_not_overlap(transform, shape):
+    georef = GeoRef(CRS.from_epsg(32633).to_wkt(), transform)
+    fig = plot_class_map(np.ones(shape, int), ["a", "b"], PALETTE, georef=georef)
+    ax = fig.axes[0]
+    assert len(ax.get_xticks()) >= 1 and len(ax.get_yticks()) >= 2
     _assert_readable(fig)
 
 

@@ -64,9 +64,15 @@ class GeoTiffReader(Reader):
         return info["nodata"], info["mask"]
 
     def class_names(self, path: Path, key: str | None) -> list[str] | None:
-        """Names of values 1..K from a class map's category names (its ``.aux.xml``, as QGIS and ``hsi infer``
-        write them; value 0's, the background's, left out), or None."""
-        from hsi.io.geotiff import category_names
+        """Names of values 1..K (value 0's, the background's, left out; ``""`` for an unnamed value), or None.
 
-        names = category_names(path)
-        return names[1:] if names and len(names) > 1 else None
+        From the PAM sidecar ``<path>.aux.xml`` first, as GDAL and QGIS read and edit it: its
+        category names, else its raster attribute table's name column
+        (:func:`hsi.io.geotiff.attribute_table_names`); else the ``class_names`` band tag
+        ``hsi infer`` writes inside the ``.tif`` (:func:`hsi.io.geotiff.class_names_tag`), so
+        a map copied without its sidecar keeps its names.
+        """
+        from hsi.io.geotiff import attribute_table_names, category_names, class_names_tag
+
+        names = category_names(path) or attribute_table_names(path) or class_names_tag(path)
+        return names[1:] if names and any(names[1:]) else None

@@ -27,6 +27,7 @@ from hsi._registry import add_unique
 from hsi.errors import CubeFormatError, DatasetNotFoundError, HSIError
 from hsi.io.discovery import ArrayInfo, is_numeric
 from hsi.io.layout import LAYOUTS
+from hsi.io.names_file import names_file_of, read_names_file
 from hsi.io.source import RawSource
 from hsi.plugins import load_plugins
 
@@ -249,15 +250,29 @@ def files_of(path: str | Path) -> list[Path]:
     A path no reader can open is left to the read to report (a missing file, an unsupported one).
     """
     p = Path(path)
+    names = names_file_of(p)
     try:
-        return find_reader(p).files(p)
+        files = find_reader(p).files(p)
     except (OSError, HSIError):
-        return [p]
+        files = [p]
+    return files + ([names] if names is not None and names not in files else [])
 
 
 def class_names_of(path: str | Path, key: str | None = None) -> list[str] | None:
-    """The class names stored with a label map (:meth:`Reader.class_names`), or None (none, or unreadable)."""
+    """Names of a label map's ids ``1..K`` (``""`` for an id left unnamed), or None (none, or an unreadable file).
+
+    A names file beside it (:mod:`hsi.io.names_file`) first, else the names the file stores
+    (:meth:`Reader.class_names`). A names file that cannot be read raises: it was written to be used.
+
+    Raises
+    ------
+    CubeFormatError
+        The names file is not ``id name`` lines (:func:`hsi.io.names_file.read_names_file`).
+    """
     p = Path(path)
+    written = names_file_of(p)
+    if written is not None:
+        return read_names_file(written)
     try:
         return find_reader(p).class_names(p, key)
     except (OSError, HSIError):

@@ -39,12 +39,10 @@ import numpy as np
 from hsi._atomic import atomic_path, is_disk_full, tmp_prefix, write_bytes_atomic
 from hsi._pages import release_mapped, row_strips
 from hsi.errors import CubeFormatError, HSIError, ShapeMismatchError, WavelengthError
-from hsi.io.geotiff import FORMAT_TAG, category_names  # what the reader recognises
+from hsi.io.geotiff import CLASS_NAMES_TAG, FORMAT_TAG, category_names  # what the reader recognises
 
 __all__ = ["CLASS_NAMES_TAG", "read_label_classes", "write_cube_gtiff", "write_float_tif", "write_label_cog"]
 
-#: band tag holding the class names (JSON list, the first for id 0) inside ``labels.tif``
-CLASS_NAMES_TAG = "class_names"
 #: side in pixels of a COG tile (GDAL's default) and of the tiles of the float maps
 COG_BLOCK = 512
 FLOAT_BLOCK = 256
