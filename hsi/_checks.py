@@ -263,6 +263,17 @@ def logger_available(name: str, value: Any) -> None:
 
 
 @_named_rule
+def strategy_runs_here(name: str, value: Any) -> None:
+    """A check: a Lightning strategy that fits in this process on every rank (auto, ddp, fsdp, ...), not a spawning
+    one: a spawned process's fitted network never comes back to the run, which then has nothing to test or save."""
+    if not isinstance(value, str) or not value:
+        raise OptionError(name, value, "a Lightning strategy name (auto, ddp, ...)")
+    if "spawn" in value:
+        raise OptionError(name, value, "auto, ddp or another strategy that runs in this process on every rank (a "
+                          "spawned process never returns its fitted network: use ddp, one process per device)")
+
+
+@_named_rule
 def wavelength_range(name: str, value: Any) -> None:
     """A check: two finite wavelengths ``MIN MAX`` in nm with ``0 <= MIN < MAX``, or None (every band)."""
     if value is None:

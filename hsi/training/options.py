@@ -12,7 +12,8 @@ from dataclasses import asdict, dataclass
 from typing import Annotated, Any, Literal
 
 from hsi import _checks
-from hsi._checks import boolean, integer, logger_available, parse_devices, tensorboard_available
+from hsi._checks import (boolean, integer, logger_available, parse_devices, strategy_runs_here,
+                         tensorboard_available)
 from hsi._roles import check_declared
 
 __all__ = ["PER_INVOCATION", "RunOptions", "parse_devices", "tensorboard_available"]
@@ -48,7 +49,7 @@ class RunOptions:
     devices : str
         Number of devices, a comma list of device ids, or auto (Lightning).
     strategy : str
-        Lightning strategy: auto, ddp, ddp_spawn, ...
+        Lightning strategy: auto, ddp, fsdp, ... (not ddp_spawn: a spawned process's network never returns).
     num_nodes : int
         Machines of a multi-node run (Lightning's num_nodes; launch one process per device on every node with
         torchrun or srun, devices counting those of one node).
@@ -88,7 +89,7 @@ class RunOptions:
     seed: Annotated[int, integer(0, maximum=2**32 - 1)] = 0
     accelerator: str = "auto"
     devices: Annotated[str, _checks.lightning_devices] = "auto"  # (the name of a property below)
-    strategy: str = "auto"
+    strategy: Annotated[str, strategy_runs_here] = "auto"
     num_nodes: Annotated[int, integer(1)] = 1
     precision: Literal["32-true", "bf16-mixed", "16-mixed"] = "32-true"
     compile: Annotated[bool, boolean] = False

@@ -84,7 +84,8 @@ def test_16_mixed_on_the_cpu_is_refused_in_one_line(hsi_subprocess, tmp_path, ti
 
 
 @pytest.mark.parametrize(("args", "flag"), [(["--accumulate-grad-batches", "0"], "--accumulate-grad-batches"),
-                                            (["--precision", "16"], "--precision")])
+                                            (["--precision", "16"], "--precision"),
+                                            (["--strategy", "ddp_spawn"], "--strategy")])
 def test_bad_values_are_refused_before_any_work(args, flag, hsi_main, tmp_path, tiny):
     status, _, err = hsi_main(["train", *tiny, *args, "--out", str(tmp_path / "run")], tmp_path)
     assert status == 2 and flag in err, err
