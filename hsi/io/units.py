@@ -23,9 +23,8 @@ from __future__ import annotations
 import math
 import re
 import typing
+from numbers import Real
 from typing import Any, Literal
-
-import numpy as np
 
 from hsi.errors import OptionError
 
@@ -83,7 +82,7 @@ def make_units(kind: str, scale: float | None, source: str, note: str) -> dict[s
     if source not in UNIT_SOURCES:
         raise OptionError("units source", source, f"one of {', '.join(map(repr, UNIT_SOURCES))}")
     if scale is not None:
-        if isinstance(scale, bool) or not isinstance(scale, (int, float, np.integer, np.floating)) \
+        if isinstance(scale, bool) or not isinstance(scale, Real) \
                 or not math.isfinite(scale) or scale == 0:
             raise OptionError("units scale", scale, "None or a finite non-zero number (the divisor applied on reading)")
         scale = float(f"{float(scale):.12g}")  # 1 / 1e-4 reads 10000, not 10000.000000000002
@@ -174,6 +173,8 @@ def infer_units(dtype: Any, finite_min: float | None, finite_max: float | None,
     3. other float data is "unknown", as is float data whose range was not scanned
        (:func:`hsi.io.open_cube` reads no values ahead) or that has no finite value.
     """
+    import numpy as np
+
     declared = dict(declared or {})
     scale, prefix = declared.get("scale"), declared.get("note")
     integers = np.issubdtype(np.dtype(dtype), np.integer) and scale is None
@@ -248,6 +249,8 @@ def apply_declaration(found: dict[str, Any], declared: dict[str, Any]) -> dict[s
 
 def typical_level(values: Any) -> float | None:
     """The typical size of values: the median of their finite magnitudes, or None when none is finite."""
+    import numpy as np
+
     flat = np.abs(np.asarray(values, dtype=np.float64).ravel())
     flat = flat[np.isfinite(flat)]
     return None if flat.size == 0 else float(np.median(flat))

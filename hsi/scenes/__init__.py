@@ -8,20 +8,24 @@ are downloaded is described in ``hsi/scenes/GUIDE.md`` (``hsi scenes --guide``).
 
 from __future__ import annotations
 
-from hsi.scenes.files import RemoteFile, resolve_root
-from hsi.scenes.labels import abundance_labels, remap_labels
-from hsi.scenes.palette import make_palette, scene_palette
-from hsi.scenes.registry import (
-    SceneSpec,
-    describe_scenes,
-    get_scene_spec,
-    list_scenes,
-    load_scene,
-    register_scene,
-    unregister_scene,
-)
-from hsi.scenes.scene import Scene
-from hsi.scenes.synthetic import make_synthetic_scene
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hsi.scenes.files import RemoteFile, resolve_root
+    from hsi.scenes.labels import abundance_labels, remap_labels
+    from hsi.scenes.palette import make_palette, scene_palette
+    from hsi.scenes.registry import (
+        SceneSpec,
+        describe_scenes,
+        get_scene_spec,
+        list_scenes,
+        load_scene,
+        register_scene,
+        unregister_scene,
+    )
+    from hsi.scenes.scene import Scene
+    from hsi.scenes.synthetic import make_synthetic_scene
 
 __all__ = [
     "RemoteFile",
@@ -40,3 +44,29 @@ __all__ = [
     "scene_palette",
     "unregister_scene",
 ]
+
+
+#: public name -> the module defining it, imported on first use (PEP 562): checking a scene name or its options
+#: (``hsi train --scene``, ``--scene-options``) then costs no numpy or scipy
+_HOMES = {"RemoteFile": "hsi.scenes.files", "resolve_root": "hsi.scenes.files",
+          "abundance_labels": "hsi.scenes.labels", "remap_labels": "hsi.scenes.labels",
+          "make_palette": "hsi.scenes.palette", "scene_palette": "hsi.scenes.palette",
+          "SceneSpec": "hsi.scenes.registry", "describe_scenes": "hsi.scenes.registry",
+          "get_scene_spec": "hsi.scenes.registry", "list_scenes": "hsi.scenes.registry",
+          "load_scene": "hsi.scenes.registry", "register_scene": "hsi.scenes.registry",
+          "unregister_scene": "hsi.scenes.registry", "Scene": "hsi.scenes.scene",
+          "make_synthetic_scene": "hsi.scenes.synthetic"}
+
+
+def __getattr__(name: str) -> Any:
+    """The public name ``name``, imported from its module the first time it is asked for."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # the next look-up is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

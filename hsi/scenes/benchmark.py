@@ -28,9 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from hsi.errors import CubeFormatError, IntegrityError, ShapeMismatchError
 from hsi.io.units import declared_units
@@ -39,6 +37,9 @@ from hsi.scenes.labels import remap_labels
 from hsi.scenes.palette import scene_palette
 from hsi.scenes.registry import SceneSpec
 from hsi.scenes.scene import Scene, with_declared_units
+
+if TYPE_CHECKING:  # for annotations only: the registry lists these scenes without numpy
+    import numpy as np
 
 EHU = "http://www.ehu.eus/ccwintco/uploads"
 EHU_PAGE = "http://www.ehu.eus/ccwintco/index.php/Hyperspectral_Remote_Sensing_Scenes"
@@ -72,12 +73,15 @@ _IP_220_NM = (
 )
 # Bands the EHU "corrected" cube drops (1-based, of the 220): [104-108], [150-163], 220.
 _IP_REMOVED_1BASED = (*range(104, 109), *range(150, 164), 220)
+# The 200 that stay, in file band order (plain floats: the registry lists the scenes without numpy).
+_IP_200_NM = tuple(w for i, w in enumerate(_IP_220_NM, start=1) if i not in _IP_REMOVED_1BASED)
 
 
 def indian_pines_wavelengths() -> np.ndarray:
     """(200,) band centres (nm) of ``Indian_pines_corrected.mat``, in file band order."""
-    removed = {b - 1 for b in _IP_REMOVED_1BASED}
-    return np.asarray([w for i, w in enumerate(_IP_220_NM) if i not in removed], dtype=np.float64)
+    import numpy as np
+
+    return np.asarray(_IP_200_NM, dtype=np.float64)
 
 
 def pick_key(path: Path, candidates: tuple[str, ...]) -> str | None:
@@ -186,6 +190,8 @@ class BenchmarkScene:
 
     def _with_wavelengths(self, cube, cube_cls):
         """Attach the known wavelengths, sorting bands where detectors overlap."""
+        import numpy as np
+
         from hsi.io.bands import band_order
 
         wl = np.asarray(self.wavelengths, dtype=np.float64)
@@ -248,7 +254,7 @@ SCENES: tuple[BenchmarkScene, ...] = (
             "Grass-pasture-mowed", "Hay-windrowed", "Oats", "Soybean-notill", "Soybean-mintill",
             "Soybean-clean", "Wheat", "Woods", "Buildings-Grass-Trees-Drives", "Stone-Steel-Towers",
         ),
-        wavelengths=tuple(indian_pines_wavelengths()),
+        wavelengths=_IP_200_NM,
         citation="Baumgardner, Biehl, Landgrebe (2015). 220 Band AVIRIS Hyperspectral Image Data Set: "
         "June 12, 1992 Indian Pine Test Site 3. Purdue University Research Repository. doi:10.4231/R7RX991C",
         units=_integers("AVIRIS 1992 integers (in the thousands)"),

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from hsi.errors import CubeFormatError, OptionError, ShapeMismatchError
+
+if TYPE_CHECKING:  # for annotations only: the scene registry imports this module without numpy
+    import numpy as np
 
 
 def remap_labels(
@@ -26,6 +28,8 @@ def remap_labels(
     (remapped (H, W) int64, the list of original ids). An id in the map that is not in
     ``label_values`` raises :class:`CubeFormatError`.
     """
+    import numpy as np
+
     labels = np.asarray(labels)
     present = np.unique(labels)
     present = present[present != 0]
@@ -52,6 +56,8 @@ def abundance_maps(abundances: np.ndarray, shape: tuple[int, int], source: str =
     (``../shared/data/README.md``, "Pixel ordering"); a row-major reshape would give the
     transposed map.
     """
+    import numpy as np
+
     a = np.asarray(abundances, dtype=np.float64)
     h, w = int(shape[0]), int(shape[1])
     if a.ndim != 2 or a.shape[1] != h * w:
@@ -78,6 +84,8 @@ def abundance_labels(
     -------
     (H, W) int64 in ``0..K``.
     """
+    import numpy as np
+
     if not 0.0 <= purity <= 1.0:
         raise OptionError("purity", purity, "a number in [0, 1] (the least abundance of a labeled pixel's main endmember)")
     maps = abundance_maps(abundances, shape, source)

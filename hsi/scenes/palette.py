@@ -17,10 +17,12 @@ from __future__ import annotations
 import colorsys
 import re
 from collections.abc import Iterable, Iterator, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from hsi.errors import OptionError
+
+if TYPE_CHECKING:  # for annotations only: the scene registry imports this module without numpy
+    import numpy as np
 
 # matplotlib tab20, reordered: tab10 (dark) colours, then the light ones.
 _TAB20_REORDERED = (
@@ -43,6 +45,8 @@ def make_palette(num_classes: int) -> np.ndarray:
     np.ndarray
         ``(num_classes + 1, 3)`` uint8; row 0 is black (unlabeled).
     """
+    import numpy as np
+
     if num_classes < 0:
         raise OptionError("num_classes", num_classes, "an integer >= 0")
     rows = [(0, 0, 0)]
@@ -121,6 +125,8 @@ def _distinct_colours() -> Iterator[tuple[int, int, int]]:
 
 def _clear(rgb: Sequence[int], taken: Iterable[tuple[tuple[int, int, int], float]]) -> bool:
     """Whether ``rgb`` is at least each taken colour's gap away from it."""
+    import numpy as np
+
     c = np.asarray(rgb, dtype=np.float64)
     return all(np.linalg.norm(c - np.asarray(t, dtype=np.float64)) >= gap for t, gap in taken)
 
@@ -184,5 +190,7 @@ def scene_palette(class_names: Sequence[str]) -> np.ndarray:
     np.ndarray
         ``(K + 1, 3)`` uint8; row 0 is black (unlabeled).
     """
+    import numpy as np
+
     rows = _fill_others(_material_rows(class_names))
     return np.asarray([(0, 0, 0), *rows], dtype=np.uint8).reshape(len(rows) + 1, 3)

@@ -2,7 +2,10 @@
 
 Built-in scenes live one family per module (``benchmark``, ``unmixing``, ``synthetic``);
 each exposes a ``SPECS`` tuple that is registered the first time the registry is used, so
-importing ``hsi.scenes`` does no work. Users add their own with :func:`register_scene`::
+importing ``hsi.scenes`` does no work. A family module (and what it imports at its top) leaves
+numpy and scipy to its functions: ``hsi train`` checks ``--scene`` and ``--scene-options``
+against the registry and the loaders' keywords without them (``tests/cli/test_import_diet.py``).
+Users add their own with :func:`register_scene`::
 
     from hsi.scenes import SceneSpec, register_scene
 
@@ -17,11 +20,13 @@ import dataclasses
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hsi.errors import OptionError, UnknownSceneError
 from hsi.scenes.files import RemoteFile, resolve_root
-from hsi.scenes.scene import Scene
+
+if TYPE_CHECKING:  # for annotations only: listing the scenes and their options costs no numpy
+    from hsi.scenes.scene import Scene
 
 _BUILTIN_MODULES = ("hsi.scenes.synthetic", "hsi.scenes.benchmark", "hsi.scenes.unmixing")
 _REGISTRY: dict[str, SceneSpec] = {}

@@ -6,11 +6,11 @@ import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from hsi.errors import CubeFormatError, DataQualityWarning, ShapeMismatchError
 
-if TYPE_CHECKING:  # imported for annotations only, so hsi.scenes imports without hsi.io
+if TYPE_CHECKING:  # imported for annotations only, so hsi.scenes imports without hsi.io or numpy
+    import numpy as np
+
     from hsi.io import Cube
 
 
@@ -43,6 +43,8 @@ class Scene:
     meta: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        import numpy as np
+
         labels = np.ascontiguousarray(self.labels, dtype=np.int64)
         if labels.ndim != 2:
             raise ShapeMismatchError(
@@ -80,6 +82,8 @@ class Scene:
         return tuple(self.cube.data.shape)  # type: ignore[return-value]
 
     def __repr__(self) -> str:
+        import numpy as np
+
         h, w, c = self.shape
         n_lab = int(np.count_nonzero(self.labels))
         return (

@@ -45,8 +45,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from hsi.errors import CubeFormatError, OptionError, ShapeMismatchError
 from hsi.io.units import declared_units, infer_units
 from hsi.scenes.files import RemoteFile, locate, not_found, verify_file
@@ -55,7 +53,9 @@ from hsi.scenes.palette import scene_palette
 from hsi.scenes.registry import SceneSpec
 from hsi.scenes.scene import Scene, with_declared_units
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for annotations only: the registry lists this module's scenes without numpy
+    import numpy as np
+
     from hsi.io import Cube
 
 PAGE = "https://rslab.ut.ac.ir/data (or https://lesun.weebly.com/hyperspectral-data-set.html)"
@@ -68,6 +68,8 @@ def _load_mat(path: Path, names: tuple[str, ...] | None = None) -> dict[str, np.
 
     Empty, truncated or corrupt files raise :class:`CubeFormatError` naming the file.
     """
+    import numpy as np
+
     import scipy.io
 
     from hsi.io.matlab import READ_ERRORS, is_v73
@@ -94,6 +96,8 @@ def _load_mat(path: Path, names: tuple[str, ...] | None = None) -> dict[str, np.
 
 def parse_endmember_names(cood: Any) -> list[str]:
     """``cood`` cell array (``'1-rock'``, ``'2-Tree'``...) -> ``['rock', 'Tree', ...]``."""
+    import numpy as np
+
     names = []
     for item in np.asarray(cood, dtype=object).ravel():
         while isinstance(item, np.ndarray):
@@ -120,6 +124,8 @@ def read_abundances(path: str | Path) -> tuple[np.ndarray, list[str] | None, tup
     -------
     (A (K, N) float64, endmember names from ``cood`` or None, (nRow, nCol) or None).
     """
+    import numpy as np
+
     path = Path(path)
     data = _load_mat(path)
     if "A" not in data:
@@ -142,6 +148,8 @@ def read_matlab_unmixing_cube(path: str | Path) -> Cube:
 
     Falls back to :func:`hsi.io.read_cube` when the file holds an ordinary 3-D cube.
     """
+    import numpy as np
+
     from hsi.io import Cube, read_cube
 
     path = Path(path)

@@ -1,4 +1,5 @@
-"""The import diet: ``--version``, ``--help``, an option error and a missing file import no numerical library.
+"""The import diet: ``--version``, ``--help``, an option error (scene names and scene options included) and a
+missing file import no numerical library.
 
 Each case runs ``python -X importtime -m hsi ...`` in a child process and reads the module names
 from its stderr: none of numpy, h5py, torch, lightning, rasterio, scipy, scikit-learn or spectral
@@ -76,6 +77,24 @@ ERRORS = {
     "rule": (["train", "--patch-size", "4"], "error: --patch-size: 4: an odd integer"),
     "unknown-option": (["train", "--no-such-option"], "error: unrecognized arguments: --no-such-option"),
     "bad-choice": (["train", "--model", "nosuch"], "error: --model: 'nosuch': expected one of anyband, "),
+    "pca-for-anyband": (["train", "--model", "anyband", "--pca", "30"],
+                        "error: --pca: 30: none: anyband reads each band with its wavelength, and PCA components "
+                        "have none"),
+    # checked against the scene registry, which lists the scenes and their options without numpy or scipy
+    "unknown-scene": (["train", "--scene", "nosuch"],
+                      "error: --scene: nosuch: one of botswana, indian_pines, jasper_ridge, ksc, pavia_centre, "
+                      "pavia_university, salinas, salinas_a, samson, synthetic, urban (`hsi scenes` lists them)"),
+    "synthetic-scene-option": (["train", "--scene-options", "purty=0.8"],
+                               "error: --scene-options: purty: not an option of scene synthetic (options: height, "
+                               "width, bands, n_classes, seed, parcel_size, background_fraction, road_spacing, "
+                               "crop_separation, parcel_variability, texture, texture_scale, pixel_variability, "
+                               "mixing, illumination, noise)"),
+    "unmixing-scene-option": (["train", "--scene", "samson", "--scene-options", "purty=0.8"],
+                              "error: --scene-options: purty: not an option of scene samson; did you mean 'purity'? "
+                              "(options: purity, checksum)"),
+    "benchmark-scene-option": (["train", "--scene", "Indian-Pines", "--scene-options", "bogus=1"],
+                               "error: --scene-options: bogus: not an option of scene Indian-Pines (options: "
+                               "checksum)"),
     "bad-format": (["infer", "--checkpoint", "m.ckpt", "--out", "o", "--format", "nosuch"], "error: --format: "),
     "probabilities-format": (["infer", "--checkpoint", "m.ckpt", "--out", "o", "--probabilities", "--format", "envi"],
                              "error: --format: ('envi',): npy or gtiff"),

@@ -110,7 +110,7 @@ def test_pretrain_without_ssl_options_takes_hsiclassifiers_defaults(monkeypatch,
 
     asked = {}
 
-    def record(net, datamodule, init, steps, exclude_test, seed=0, model=None):
+    def record(net, datamodule, init, steps, exclude_test, seed=0, model=None, progress=False):
         asked.update(steps=steps, exclude_test=exclude_test)
         return SelfSupervisedReport(True, "pretrained", steps=steps, loss_start=1.0, loss_end=0.5)
 
