@@ -13,8 +13,9 @@ a reader registered in :mod:`hsi.io.readers`; the entry points look it up there.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hsi._lazy import lazy_names
 
 if TYPE_CHECKING:
     from hsi.io.cube import Cube, read_cube
@@ -32,15 +33,4 @@ _HOMES = {"Cube": "hsi.io.cube", "read_cube": "hsi.io.cube", "list_arrays": "hsi
           "append_h5": "hsi.io.writers.hdf5", "write_h5": "hsi.io.writers.hdf5"}
 
 
-def __getattr__(name: str) -> Any:
-    """The public name ``name``, imported from its module the first time it is asked for."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # the next look-up is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)

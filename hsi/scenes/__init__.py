@@ -8,8 +8,9 @@ are downloaded is described in ``hsi/scenes/GUIDE.md`` (``hsi scenes --guide``).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hsi._lazy import lazy_names
 
 if TYPE_CHECKING:
     from hsi.scenes.files import RemoteFile, resolve_root
@@ -58,15 +59,4 @@ _HOMES = {"RemoteFile": "hsi.scenes.files", "resolve_root": "hsi.scenes.files",
           "make_synthetic_scene": "hsi.scenes.synthetic"}
 
 
-def __getattr__(name: str) -> Any:
-    """The public name ``name``, imported from its module the first time it is asked for."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # the next look-up is a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(globals(), _HOMES)
